@@ -1,0 +1,109 @@
+"""The errors seedbed raises, one type per cause.
+
+A failure found in a simulated run is only useful if it can be replayed, so
+every `SimulationFailure` carries the seed, the step and virtual time at which
+it happened, and the exact command that replays it; `str()` shows them all.
+`UsageError` is different: the caller's request was wrong, nothing ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SeedbedError(Exception):
+    """Base class of every error seedbed raises on purpose."""
+
+
+class UsageError(SeedbedError, ValueError):
+    """The call was wrong (a bad argument, a malformed file); nothing was run."""
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where in which run a failure happened, and how to get back there."""
+
+    seed: int
+    step: int
+    virtual_time_ns: int
+    replay: str
+
+    def describe(self) -> str:
+        seconds = self.virtual_time_ns / 1e9
+        return (
+            f"  seed={self.seed} step={self.step} t={seconds:.6f}s\n"
+            f"  replay: {self.replay}"
+        )
+
+
+class SimulationFailure(SeedbedError):
+    """A simulated run failed. Carries the seed and the command that replays it.
+
+    `context` is filled in by the runner as the error leaves the run, so code
+    deep inside the simulation can raise these without knowing the seed.
+    """
+
+    def __init__(self, message: str, context: RunContext | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = context
+
+    @property
+    def seed(self) -> int | None:
+        return self.context.seed if self.context else None
+
+    @property
+    def replay(self) -> str | None:
+        return self.context.replay if self.context else None
+
+    def __str__(self) -> str:
+        if self.context is None:
+            return self.message
+        return f"{self.message}\n{self.context.describe()}"
+
+
+class SimulationEscape(SimulationFailure):
+    """Code inside a run reached for the real world (a thread, socket, process...)."""
+
+
+class Deadlock(SimulationFailure):
+    """The main task waits, yet nothing can ever run again."""
+
+
+class BudgetExceeded(SimulationFailure):
+    """A step or virtual-time budget ran out.
+
+    `time_advancing` is False when the budget was spent while virtual time
+    stood still apart from callback costs: tasks spin without ever sleeping
+    on a timer, which is a livelock rather than a slow run.
+    """
+
+    def __init__(
+        self, message: str, *, time_advancing: bool, context: RunContext | None = None
+    ) -> None:
+        super().__init__(message, context)
+        self.time_advancing = time_advancing
+
+
+class CancellationSwallowed(SimulationFailure):
+    """A task caught its cancellation and carried on (raised under strict=True)."""
+
+
+class InvariantViolation(SimulationFailure):
+    """A safety property that must always hold did not."""
+
+
+class LivenessFailure(SimulationFailure):
+    """A property that must eventually hold did not, after faults stopped."""
+
+
+class Nondeterminism(SimulationFailure):
+    """Two executions of one seed differed; names the first divergent event."""
+
+
+class SimulatorBug(SimulationFailure):
+    """seedbed broke one of its own invariants. Please report it with the seed."""
+
+
+class SeedbedWarning(UserWarning):
+    """Something will work, but not as deterministically as it should."""
