@@ -1,0 +1,145 @@
+"""Escape detection: a simulated run that reaches for the real world fails.
+
+A run is a pure function of its seed only while it stays inside the
+simulation. A real socket, thread, child process or blocking sleep brings in
+timing and state the seed does not decide, so inside a run each of them raises
+the `SimulationEscape` that the run's host returns from `host.escape(call,
+instead)`, naming the call and what to use instead. The host records the
+escape, so the run fails even if user code swallows the exception.
+
+Two mechanisms, chosen per version (see the table in `_interpose`):
+
+- An audit hook (`sys.addaudithook`) for operations CPython audits. Raising in
+  the hook aborts the operation before it touches the world (verified on 3.11,
+  3.12 and 3.13 for every event listed in `AUDIT_ESCAPES`). A hook can never be
+  removed, so it is installed once per process and returns after one global
+  check when no run is active.
+- Patched functions for what is not audited on every version: thread start
+  (no audit event on 3.11) and `time.sleep` (no audit event before 3.13).
+
+Escapes are scoped to the thread that activated the run: other threads of the
+process (a Dask worker's comm loop, pytest-timeout) keep the real world.
+"""
+
+from __future__ import annotations
+
+import _thread
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from seedbed.aio._host import InterposeHost
+
+_SOCKETS = (
+    "real sockets escape the simulation; use asyncio.open_connection/start_server "
+    "(or loop.create_connection/create_server/create_datagram_endpoint), "
+    "which the simulated network serves"
+)
+_DNS = (
+    "real name resolution escapes the simulation; use await loop.getaddrinfo(...) "
+    "(asyncio.open_connection resolves through it), which the simulated network answers"
+)
+_PROCESSES = (
+    "a child process runs outside the simulation; model the program as a "
+    "simulated node (sim.host) or replace the call with a fake"
+)
+_THREADS = (
+    "threads run outside the simulation's single thread; use asyncio tasks "
+    "(asyncio.create_task) instead of threads, executors or asyncio.to_thread"
+)
+_SLEEP = "it blocks the whole simulation in real time; use await asyncio.sleep(...)"
+
+#: Audit event -> (the call to name, what to use instead). An event a version
+#: does not raise simply never fires; the table in `_interpose` says which do.
+AUDIT_ESCAPES: dict[str, tuple[str, str]] = {
+    "socket.__new__": ("socket.socket()", _SOCKETS),
+    "socket.connect": ("socket.connect()", _SOCKETS),
+    "socket.bind": ("socket.bind()", _SOCKETS),
+    "socket.sendto": ("socket.sendto()", _SOCKETS),
+    "socket.sendmsg": ("socket.sendmsg()", _SOCKETS),
+    "socket.getaddrinfo": ("socket.getaddrinfo()", _DNS),
+    "socket.gethostbyname": ("socket.gethostbyname()", _DNS),
+    "socket.gethostbyaddr": ("socket.gethostbyaddr()", _DNS),
+    "socket.getnameinfo": ("socket.getnameinfo()", _DNS),
+    "subprocess.Popen": ("subprocess.Popen()", _PROCESSES),
+    "os.system": ("os.system()", _PROCESSES),
+    "os.fork": ("os.fork()", _PROCESSES),
+    "os.forkpty": ("os.forkpty()", _PROCESSES),
+    "os.exec": ("os.exec*()", _PROCESSES),
+    "os.posix_spawn": ("os.posix_spawn()", _PROCESSES),
+    "os.spawn": ("os.spawn*()", _PROCESSES),
+    "_thread.start_new_thread": ("_thread.start_new_thread()", _THREADS),
+    "_thread.start_joinable_thread": ("threading.Thread.start()", _THREADS),
+    "time.sleep": ("time.sleep()", _SLEEP),
+}
+
+# The run being served and the thread it runs on. `_interpose.activate` sets
+# them through `bind`; kept here as plain globals so each check is one lookup.
+_host: InterposeHost | None = None
+_owner = 0
+_get_ident = _thread.get_ident
+_hook_installed = False
+
+
+def bind(host: InterposeHost | None, owner: int) -> None:
+    """Point the escape checks at `host` (None: no run is active)."""
+    global _host, _owner
+    _owner = owner
+    _host = host
+
+
+def install_audit_hook() -> None:
+    """Install the audit hook once per process (hooks cannot be removed)."""
+    global _hook_installed
+    if not _hook_installed:
+        sys.addaudithook(_audit)
+        _hook_installed = True
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    # Called for every audited operation in the process: one global check
+    # when no run is active.
+    if _host is None:
+        return
+    _audit_active(event)
+
+
+def _audit_active(event: str) -> None:
+    entry = AUDIT_ESCAPES.get(event)
+    host = _host
+    if entry is None or host is None or _get_ident() != _owner:
+        return
+    raise host.escape(*entry)
+
+
+def _escaping(real: Callable[..., Any], call: str, instead: str) -> Callable[..., Any]:
+    """A stand-in for `real` that raises an escape inside the run, else calls `real`."""
+
+    def fake(*args: Any, **kwargs: Any) -> Any:
+        host = _host
+        if host is None or _get_ident() != _owner:
+            return real(*args, **kwargs)
+        raise host.escape(call, instead)
+
+    fake.__name__ = fake.__qualname__ = getattr(real, "__name__", call)
+    fake.__doc__ = getattr(real, "__doc__", None)
+    return fake
+
+
+def patched_escapes() -> list[tuple[object, object]]:
+    """(original, stand-in) for every escape caught by patching, not auditing.
+
+    `_interpose` rebinds each original wherever a module's globals hold it:
+    `threading._start_new_thread` is a copy of `_thread.start_new_thread`
+    (`_start_joinable_thread` on 3.13), `time.sleep` is copied by `sched`,
+    `subprocess` and others.
+    """
+    pairs: list[tuple[object, object]] = [
+        (time.sleep, _escaping(time.sleep, "time.sleep()", _SLEEP)),
+    ]
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        real = getattr(_thread, name, None)
+        if real is not None and all(real is not old for old, _ in pairs):
+            pairs.append((real, _escaping(real, "threading.Thread.start()", _THREADS)))
+    return pairs
