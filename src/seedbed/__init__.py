@@ -1,0 +1,58 @@
+"""seedbed: deterministic simulation testing for Python.
+
+`(code, seed) -> identical execution -> identical result`. Ordinary asyncio
+code runs on a deterministic event loop with virtual time, every choice drawn
+from one seed, so a failure found under a seed replays bit for bit.
+"""
+
+from seedbed._selfcheck import check_determinism
+from seedbed._version import VERSION as __version__
+from seedbed.aio import (
+    EventLoopPolicy,
+    LoopConfig,
+    RunResult,
+    SeedbedLoop,
+    checkpoint,
+    new_event_loop,
+    replay,
+    run,
+)
+from seedbed.errors import (
+    BudgetExceeded,
+    CancellationSwallowed,
+    Deadlock,
+    InvariantViolation,
+    LivenessFailure,
+    Nondeterminism,
+    SeedbedError,
+    SeedbedWarning,
+    SimulationEscape,
+    SimulationFailure,
+    SimulatorBug,
+    UsageError,
+)
+
+__all__ = [
+    "BudgetExceeded",
+    "CancellationSwallowed",
+    "Deadlock",
+    "EventLoopPolicy",
+    "InvariantViolation",
+    "LivenessFailure",
+    "LoopConfig",
+    "Nondeterminism",
+    "RunResult",
+    "SeedbedError",
+    "SeedbedLoop",
+    "SeedbedWarning",
+    "SimulationEscape",
+    "SimulationFailure",
+    "SimulatorBug",
+    "UsageError",
+    "__version__",
+    "check_determinism",
+    "checkpoint",
+    "new_event_loop",
+    "replay",
+    "run",
+]

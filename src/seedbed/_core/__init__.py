@@ -1,0 +1,19 @@
+"""Layer 0: entropy, virtual clock and trace. Knows nothing of asyncio."""
+
+from seedbed._core.clock import NS_PER_SECOND, WALL_EPOCH_NS, VirtualClock, to_ns, to_seconds
+from seedbed._core.entropy import Entropy, Stream, derive_seed
+from seedbed._core.trace import Event, Trace, describe_event
+
+__all__ = [
+    "NS_PER_SECOND",
+    "WALL_EPOCH_NS",
+    "Entropy",
+    "Event",
+    "Stream",
+    "Trace",
+    "VirtualClock",
+    "derive_seed",
+    "describe_event",
+    "to_ns",
+    "to_seconds",
+]

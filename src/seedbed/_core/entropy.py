@@ -1,0 +1,155 @@
+"""The entropy: every choice a run makes, drawn from one seed.
+
+A run has one root seed. Subsystems (the scheduler, the network, each disk,
+user code) draw from *streams* derived from the root by name, so a new draw in
+one subsystem never shifts the values another one sees.
+
+Every draw names its reason (`stream.below(3, "timer tie at 1.5s")`); the
+trace records and hashes it, so a trace explains itself and two runs that
+choose differently hash differently. A choice among a single option is forced:
+it consumes no entropy and records nothing.
+
+Portability: the raw bits come from MT19937 (`random.Random.getrandbits`)
+seeded with an integer, which CPython has kept bit-identical across versions
+and platforms. Everything built on them (bounded integers, floats, shuffles,
+distributions) is computed here from those raw bits, never through
+`randrange`/`shuffle`/`uniform`, whose internals have changed between
+versions. A test pins the first draws of each distribution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from typing import TypeVar
+
+from seedbed._core.trace import Trace
+
+T = TypeVar("T")
+
+_DOUBLE_BITS = 53
+_DOUBLE_SCALE = 1.0 / (1 << _DOUBLE_BITS)
+
+
+def derive_seed(root: int, name: str) -> int:
+    """A 128-bit seed for the stream `name`, independent of every other name."""
+    text = f"seedbed/{root}/{name}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "big")
+
+
+class Stream:
+    """One named sequence of labelled draws. Create through `Entropy.stream`."""
+
+    __slots__ = ("_bits", "_trace", "name")
+
+    def __init__(self, name: str, seed: int, trace: Trace) -> None:
+        self.name = name
+        self._bits = random.Random(seed).getrandbits
+        self._trace = trace
+
+    def _note(self, reason: str, value: int | float | str) -> None:
+        self._trace.emit("draw", self.name, reason, value)
+
+    def raw(self, k: int) -> int:
+        """k uniformly random bits, unrecorded: for callers that record a summary."""
+        return self._bits(k)
+
+    def below(self, n: int, reason: str) -> int:
+        """A uniform integer in [0, n). With n == 1 the choice is forced."""
+        if n <= 1:
+            if n == 1:
+                return 0
+            raise ValueError(f"below() needs n >= 1, got {n}")
+        k = (n - 1).bit_length()
+        value = self._bits(k)
+        while value >= n:  # rejection keeps it exactly uniform
+            value = self._bits(k)
+        self._note(reason, value)
+        return value
+
+    def between(self, low: int, high: int, reason: str) -> int:
+        """A uniform integer in [low, high], both ends included."""
+        if high < low:
+            raise ValueError(f"between() needs low <= high, got {low} > {high}")
+        return low + self.below(high - low + 1, reason)
+
+    def random(self, reason: str) -> float:
+        """A uniform float in [0.0, 1.0) with 53 random bits."""
+        value = self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE
+        self._note(reason, value)
+        return value
+
+    def uniform(self, low: float, high: float, reason: str) -> float:
+        """A uniform float in [low, high)."""
+        value = low + (high - low) * self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE
+        self._note(reason, value)
+        return value
+
+    def chance(self, probability: float, reason: str) -> bool:
+        """True with the given probability. 0 and 1 are forced and draw nothing."""
+        if probability <= 0.0:
+            return False
+        if probability >= 1.0:
+            return True
+        value = self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE < probability
+        self._note(reason, int(value))
+        return value
+
+    def exponential(self, mean: float, reason: str) -> float:
+        """An exponentially distributed float with the given mean (memoryless delays)."""
+        u = self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE
+        value = -math.log1p(-u) * mean
+        self._note(reason, value)
+        return value
+
+    def choice(self, options: Sequence[T], reason: str) -> T:
+        """One of `options`, uniformly. A single option is forced."""
+        if not options:
+            raise ValueError(f"choice() from no options ({reason})")
+        return options[self.below(len(options), reason)]
+
+    def permutation(self, n: int, reason: str) -> list[int]:
+        """A uniform permutation of range(n) (Fisher-Yates), recorded as one draw."""
+        order = list(range(n))
+        for i in range(n - 1, 0, -1):
+            k = (i).bit_length()
+            j = self._bits(k)
+            while j > i:
+                j = self._bits(k)
+            order[i], order[j] = order[j], order[i]
+        if n > 1:
+            self._note(reason, ",".join(map(str, order)))
+        return order
+
+    def shuffled(self, items: Sequence[T], reason: str) -> list[T]:
+        """A uniformly shuffled copy of `items`."""
+        return [items[i] for i in self.permutation(len(items), reason)]
+
+    def seed_for(self, reason: str) -> int:
+        """A fresh 64-bit seed, e.g. for a `random.Random` handed to user code."""
+        value = self._bits(64)
+        self._note(reason, value)
+        return value
+
+
+class Entropy:
+    """The root of a run's randomness: a seed and the streams derived from it."""
+
+    __slots__ = ("_streams", "_trace", "seed")
+
+    def __init__(self, seed: int, trace: Trace) -> None:
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self.seed = seed
+        self._trace = trace
+        self._streams: dict[str, Stream] = {}
+
+    def stream(self, name: str) -> Stream:
+        """The stream called `name`; the same object every time it is asked for."""
+        stream = self._streams.get(name)
+        if stream is None:
+            stream = Stream(name, derive_seed(self.seed, name), self._trace)
+            self._streams[name] = stream
+        return stream

@@ -1,0 +1,121 @@
+"""The trace: what happened in a run, folded into a running hash as it happens.
+
+Events are short tuples `(kind, field, ...)` of strings, ints and floats:
+`("time", 1500000000)` when virtual time jumps to a timer, `("draw", stream,
+reason, value)` for every entropy draw, `("task", number, name)` when a task
+starts. The hash is an FNV-style fold of 64-bit words; strings fold through a
+blake2b digest, so the hash never depends on `PYTHONHASHSEED`.
+
+A trace can also keep its events (to write them out) or check each one
+against a recorded list, raising `Nondeterminism` at the first that differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+
+from seedbed.errors import Nondeterminism
+
+Field = str | int | float
+Event = tuple[Field, ...]
+
+_MASK = (1 << 64) - 1
+_PRIME = 0x100000001B3
+_OFFSET = 0xCBF29CE484222325
+_STRING_TAG = 0x5EED_0001
+_FLOAT_TAG = 0x5EED_0002
+_BIG_TAG = 0x5EED_0003
+
+_string_words: dict[str, int] = {}
+
+
+def _string_word(text: str) -> int:
+    word = _string_words.get(text)
+    if word is None:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        word = int.from_bytes(digest, "little")
+        _string_words[text] = word
+    return word
+
+
+def _word(field: Field) -> int:
+    if isinstance(field, str):
+        return _string_word(field) ^ _STRING_TAG
+    if isinstance(field, float):
+        return struct.unpack("<Q", struct.pack("<d", field))[0] ^ _FLOAT_TAG  # type: ignore[no-any-return]
+    if 0 <= field <= _MASK:
+        return field
+    return _string_word(repr(field)) ^ _BIG_TAG
+
+
+def describe_event(event: Sequence[Field]) -> str:
+    """A one-line rendering for error messages."""
+    return " ".join(str(field) for field in event)
+
+
+class Trace:
+    """A running hash of events, optionally keeping or checking them."""
+
+    __slots__ = ("_expected", "_hash", "count", "events")
+
+    def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
+        self._hash = _OFFSET
+        self.count = 0
+        self.events: list[Event] | None = [] if keep else None
+        self._expected = expected
+
+    def emit(self, *event: Field) -> None:
+        """Fold one event into the hash (and keep or check it)."""
+        h = self._hash
+        for field in event:
+            h = ((h ^ _word(field)) * _PRIME) & _MASK
+        self._hash = h
+        self._after(event)
+
+    def time(self, now_ns: int) -> None:
+        """The hot path: virtual time jumped to `now_ns`."""
+        self._hash = ((((self._hash ^ 0x71AE) * _PRIME) ^ now_ns) * _PRIME) & _MASK
+        if self.events is None and self._expected is None:
+            self.count += 1
+            return
+        self._after(("time", now_ns))
+
+    def _after(self, event: Event) -> None:
+        index = self.count
+        self.count = index + 1
+        if self.events is not None:
+            self.events.append(event)
+        if self._expected is not None:
+            self._check(index, event)
+
+    def _check(self, index: int, event: Event) -> None:
+        expected = self._expected
+        assert expected is not None
+        if index >= len(expected):
+            raise Nondeterminism(
+                f"the run went on past the recorded trace's end at event {index}\n"
+                f"  recorded: (end of trace)\n  actual:   {describe_event(event)}"
+            )
+        if tuple(expected[index]) != event:
+            raise Nondeterminism(
+                f"the run diverged from the recorded trace at event {index}\n"
+                f"  recorded: {describe_event(expected[index])}\n"
+                f"  actual:   {describe_event(event)}"
+            )
+
+    def check_complete(self) -> None:
+        """In checking mode, fail if the run ended before the recorded trace did."""
+        expected = self._expected
+        if expected is not None and self.count < len(expected):
+            raise Nondeterminism(
+                f"the run ended before the recorded trace did, at event {self.count}\n"
+                f"  recorded: {describe_event(expected[self.count])}\n"
+                f"  actual:   (end of run)"
+            )
+
+    @property
+    def hash(self) -> str:
+        """The hash of everything so far, as 16 hex digits."""
+        return f"{self._hash:016x}"

@@ -1,0 +1,65 @@
+"""Where tasks wait: the evidence a deadlock report needs.
+
+A task suspended on `await queue.get()` is waiting inside asyncio, but the
+user needs the line of *their* code that awaited. We walk the chain of awaited
+coroutines and report the innermost frame outside asyncio (and the asyncio
+frame below it, for context).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable
+from types import FrameType
+from typing import Any
+
+_ASYNCIO_DIR = os.path.dirname(asyncio.__file__)
+
+
+def _frames(awaitable: Any) -> list[FrameType]:
+    """The frames of a coroutine and everything it awaits, outermost first."""
+    frames: list[FrameType] = []
+    seen = 0
+    while awaitable is not None and seen < 100:
+        seen += 1
+        frame = (
+            getattr(awaitable, "cr_frame", None)
+            or getattr(awaitable, "gi_frame", None)
+            or getattr(awaitable, "ag_frame", None)
+        )
+        if frame is not None:
+            frames.append(frame)
+        awaitable = (
+            getattr(awaitable, "cr_await", None)
+            or getattr(awaitable, "gi_yieldfrom", None)
+            or getattr(awaitable, "ag_await", None)
+        )
+    return frames
+
+
+def _where(frame: FrameType) -> str:
+    code = frame.f_code
+    return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+
+
+def waiting_at(task: asyncio.Task[Any]) -> str:
+    """'file:line in function' of the user code where `task` is suspended."""
+    frames = _frames(task.get_coro())
+    if not frames:
+        return "(not started or already finished)"
+    user = [f for f in frames if not f.f_code.co_filename.startswith(_ASYNCIO_DIR)]
+    inner = frames[-1]
+    if not user:
+        return _where(inner)
+    text = _where(user[-1])
+    if inner is not user[-1]:
+        text += f" (inside asyncio: {os.path.basename(inner.f_code.co_filename)}"
+        text += f":{inner.f_lineno} {inner.f_code.co_name})"
+    return text
+
+
+def describe_waiting(tasks: Iterable[asyncio.Task[Any]]) -> str:
+    """One line per pending task, in creation order."""
+    lines = [f"    {task.get_name()}: waits at {waiting_at(task)}" for task in tasks]
+    return "\n".join(lines) if lines else "    (no pending tasks)"

@@ -1,0 +1,89 @@
+"""Lean handles, and tasks and futures whose hash is their creation number.
+
+The handles subclass asyncio's, so `isinstance` checks and `cancel()` keep
+working, but skip `Handle.__init__` (which asks the loop for its debug flag on
+every call): a callback's cost is mostly its handle.
+
+Tasks and futures hash by creation number, not by address: the `done` and
+`pending` sets that `asyncio.wait` returns then iterate in an order fixed by
+the program, not by where the allocator put each object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seedbed.aio.loop import SeedbedLoop
+
+
+class SimHandle(asyncio.Handle):
+    """A `call_soon` callback."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        callback: Callable[..., object],
+        args: tuple[Any, ...],
+        loop: SeedbedLoop,
+        context: contextvars.Context,
+    ) -> None:
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._loop = loop
+        self._source_traceback = None
+        self._repr = None
+        self._context = context
+
+
+class SimTimerHandle(asyncio.TimerHandle):
+    """A `call_later`/`call_at` callback; `when_ns` is its deadline in the heap."""
+
+    __slots__ = ("when_ns",)
+
+    def __init__(
+        self,
+        when_ns: int,
+        callback: Callable[..., object],
+        args: tuple[Any, ...],
+        loop: SeedbedLoop,
+        context: contextvars.Context,
+    ) -> None:
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._loop = loop
+        self._source_traceback = None
+        self._repr = None
+        self._context = context
+        self._scheduled = False
+        self._when = when_ns / 1e9
+        self.when_ns = when_ns
+
+    def __hash__(self) -> int:
+        return hash(self.when_ns)
+
+
+class SimFuture(asyncio.Future[Any]):
+    """A future that hashes by creation number."""
+
+    __slots__ = ("number",)
+    number: int
+
+    def __hash__(self) -> int:
+        return self.number
+
+
+class SimTask(asyncio.Task[Any]):
+    """A task that hashes by creation number."""
+
+    __slots__ = ("number",)
+    number: int
+
+    def __hash__(self) -> int:
+        return self.number

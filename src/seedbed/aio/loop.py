@@ -1,0 +1,724 @@
+"""A deterministic asyncio event loop on virtual time.
+
+`SeedbedLoop` implements `asyncio.AbstractEventLoop` from scratch (it does not
+lean on `BaseEventLoop` internals, which change between CPython versions) and
+keeps the C-accelerated `Task` and `Future`. Its guarantees:
+
+- Virtual time. The clock is integer nanoseconds and jumps straight to the
+  next timer when nothing is ready: `await asyncio.sleep(86400)` is instant.
+- Every callback costs a small virtual CPU time drawn from the entropy, so a
+  task spinning on `await asyncio.sleep(0)` still reaches its timeout.
+- asyncio's promises hold: `call_soon` callbacks run in the order scheduled,
+  timers fire in deadline order, and like asyncio each iteration runs the
+  callbacks that were ready when it began, then collects due timers.
+- Exploration comes only from what asyncio leaves open: the order of timers
+  due at the same instant (drawn from the entropy), optional loop stalls
+  before a timer wakes the loop (`timer_jitter_max`: deadlines are lower
+  bounds, and all timers are late together, as on a busy real loop), and
+  `await seedbed.checkpoint(reason)`, which parks a task until the entropy
+  picks it among the parked ones.
+- `run_in_executor` and `asyncio.to_thread` run the function inline, at once,
+  on the loop's thread: no thread is started and the result is a future that
+  is already done. Blocking work inside it blocks the whole simulation, as it
+  would block a single-threaded process.
+- Failures are loud: `Deadlock` when the awaited future can never complete,
+  `BudgetExceeded` when `max_steps`/`max_time` run out, a warning (or with
+  `strict=True` a `CancellationSwallowed` failure) when a task swallows its
+  cancellation, and `SimulationEscape` when code reaches the real world.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import sys
+import warnings
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from heapq import heapify, heappop, heappush
+from itertools import count
+from typing import Any, TypeVar, TypeVarTuple, Unpack
+
+from seedbed._core import WALL_EPOCH_NS, Trace
+from seedbed._hashseed import warn_once_if_unfixed
+from seedbed.aio import _interpose
+from seedbed.aio._diagnose import describe_waiting
+from seedbed.aio._handles import SimFuture, SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._state import COST_TABLE_SIZE, LoopConfig, LoopState
+from seedbed.errors import (
+    BudgetExceeded,
+    CancellationSwallowed,
+    Deadlock,
+    RunContext,
+    SeedbedWarning,
+    SimulationEscape,
+    SimulationFailure,
+)
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+_logger = logging.getLogger("seedbed")
+_COST_MASK = COST_TABLE_SIZE - 1
+_NS = 1_000_000_000
+
+
+def _network_method(name: str) -> Callable[..., Any]:
+    async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._network is None:
+            raise self.refuse_io(name)
+        return await getattr(self._network, name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Served by the simulated network; refused outside a world ({name})."
+    return method
+
+
+def _refused_method(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise self.refuse_io(name)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Refused: {name} has no deterministic simulation."
+    return method
+
+
+class SeedbedLoop(asyncio.AbstractEventLoop):
+    """An asyncio event loop whose every choice is drawn from one seed."""
+
+    def __init__(
+        self, seed: int = 0, config: LoopConfig | None = None, trace: Trace | None = None
+    ) -> None:
+        self._st = LoopState(seed, config or LoopConfig(), trace or Trace())
+        self._numbers = count(1)
+        self._task_names = count(1)
+        self._timer_numbers = count(1)
+        self._closed = False
+        self._debug = False
+        self._exception_handler: Any = None
+        self._task_factory: Any = None
+        self._network: Any = None
+        self._signal_handlers: dict[int, SimHandle] = {}
+        self._host = _RunHost(self)
+
+    # -- identity -----------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return self._st.entropy.seed
+
+    @property
+    def steps(self) -> int:
+        """Callbacks run so far."""
+        return self._st.steps
+
+    @property
+    def trace(self) -> Trace:
+        return self._st.trace
+
+    def run_context(self) -> RunContext:
+        """Seed, step, time and replay command: what every failure carries."""
+        st = self._st
+        return RunContext(st.entropy.seed, st.steps, st.clock.now, st.replay)
+
+    # -- running ------------------------------------------------------------
+
+    def run_forever(self) -> None:
+        self._check_runnable()
+        st = self._st
+        warn_once_if_unfixed()
+        old_hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(
+            firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
+        )
+        st.running = True
+        asyncio.events._set_running_loop(self)
+        _interpose.activate(self._host)
+        try:
+            self._drive()
+        finally:
+            _interpose.deactivate()
+            st.running = False
+            st.stopping = False
+            asyncio.events._set_running_loop(None)
+            sys.set_asyncgen_hooks(*old_hooks)
+
+    def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
+        self._check_runnable()
+        task = asyncio.ensure_future(future, loop=self)  # type: ignore[arg-type]
+        task.add_done_callback(self._stop_on_done)
+        try:
+            self.run_forever()
+        finally:
+            task.remove_done_callback(self._stop_on_done)
+        if not task.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return task.result()
+
+    def _stop_on_done(self, _future: asyncio.Future[Any]) -> None:
+        self.stop()
+
+    def _check_runnable(self) -> None:
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        if self._st.running:
+            raise RuntimeError("This event loop is already running")
+        if asyncio.events._get_running_loop() is not None:
+            raise RuntimeError("Cannot run the event loop while another loop is running")
+
+    def stop(self) -> None:
+        self._st.stopping = True
+
+    def is_running(self) -> bool:
+        return self._st.running
+
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if self._st.running:
+            raise RuntimeError("Cannot close a running event loop")
+        self._closed = True
+        self._st.ready.clear()
+        self._st.timers.clear()
+
+    # -- the scheduler ------------------------------------------------------
+
+    def _drive(self) -> None:
+        """Run iterations until stopped: due timers, checkpoints, one batch."""
+        st = self._st
+        ready, timers, clock = st.ready, st.timers, st.clock
+        while True:
+            if timers and timers[0][0] <= clock.now:
+                self._collect_due_timers()
+            if st.parked:
+                self._resume_one_parked()
+            if ready:
+                self._run_batch()
+            elif st.stopping:
+                break
+            elif not self._sleep_until_next_timer():
+                raise self._fail(self._deadlock())
+            if st.failure is not None:
+                raise self._fail(st.failure)
+            if st.stopping:
+                break
+
+    def _run_batch(self) -> None:
+        """Run the callbacks that were ready when this iteration began."""
+        st = self._st
+        ready = st.ready
+        n = len(ready)
+        if st.step_limit >= 0:
+            left = st.step_limit - st.steps
+            if left <= 0:
+                raise self._fail(self._budget_error(f"max_steps={st.step_limit}"))
+            n = min(n, left)
+        popleft = ready.popleft
+        clock = st.clock
+        costs = st.costs
+        for _ in range(n):
+            handle = popleft()
+            if handle._cancelled:
+                continue
+            steps = st.steps + 1
+            st.steps = steps
+            index = steps & _COST_MASK
+            clock.now += costs[index]
+            if index == _COST_MASK:
+                st.refill_costs()
+            try:
+                handle._context.run(handle._callback, *handle._args)
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:
+                self._callback_failed(exc, handle)
+        if 0 <= st.time_limit < clock.now:
+            raise self._fail(self._budget_error(f"max_time={st.config.max_time}s"))
+
+    def _collect_due_timers(self) -> None:
+        """Move due timers to the ready queue, ties at one instant in seeded order."""
+        st = self._st
+        timers, now = st.timers, st.clock.now
+        due = []
+        while timers and timers[0][0] <= now:
+            entry = heappop(timers)
+            handle = entry[2]
+            handle._scheduled = False
+            if handle._cancelled:
+                st.cancelled_timers -= 1
+            else:
+                due.append(entry)
+        if len(due) == 1:
+            st.ready.append(due[0][2])
+            return
+        start = 0
+        while start < len(due):
+            end = start + 1
+            while end < len(due) and due[end][0] == due[start][0]:
+                end += 1
+            group = due[start:end]
+            if len(group) > 1:
+                order = st.sched.permutation(len(group), "order of timers due at one instant")
+                group = [group[i] for i in order]
+            st.ready.extend(entry[2] for entry in group)
+            start = end
+
+    def _sleep_until_next_timer(self) -> bool:
+        """Nothing is ready: jump virtual time to the next live timer, if any."""
+        st = self._st
+        timers = st.timers
+        while timers and timers[0][2]._cancelled:
+            heappop(timers)[2]._scheduled = False
+            st.cancelled_timers -= 1
+        if not timers:
+            return False
+        when = timers[0][0]
+        if 0 <= st.time_limit < when:
+            st.clock.advance_to(st.time_limit)
+            st.last_sleep_step = st.steps
+            raise self._fail(self._budget_error(f"max_time={st.config.max_time}s"))
+        jitter = st.config.timer_jitter_max
+        if jitter:
+            when += st.sched.below(int(jitter * _NS) + 1, "loop stall before waking for a timer")
+        st.clock.advance_to(when)
+        st.last_sleep_step = st.steps
+        st.trace.time(st.clock.now)
+        return True
+
+    def _resume_one_parked(self) -> None:
+        """Wake one task parked at a checkpoint; the entropy picks which."""
+        st = self._st
+        live = [entry for entry in st.parked if not entry[1].done()]
+        st.parked.clear()
+        if not live:
+            return
+        index = st.sched.below(len(live), "which parked task resumes")
+        reason, future = live.pop(index)
+        st.parked.extend(live)
+        st.trace.emit("resume", reason)
+        future.set_result(None)
+
+    async def park(self, reason: str) -> None:
+        """Suspend the calling task until the scheduler picks it (see `checkpoint`)."""
+        future: asyncio.Future[None] = self.create_future()
+        self._st.parked.append((reason, future))
+        await future
+
+    # -- failures -----------------------------------------------------------
+
+    def _fail(self, failure: SimulationFailure) -> SimulationFailure:
+        """Stamp a failure with this run's seed, step, time and replay command."""
+        if failure.context is None:
+            failure.context = self.run_context()
+        return failure
+
+    def _deadlock(self) -> Deadlock:
+        pending = [task for task in self._st.tasks.values() if not task.done()]
+        return Deadlock(
+            "deadlock: the awaited task can never finish; nothing is ready, no timer "
+            f"is pending and no checkpoint is parked. {len(pending)} task(s) wait:\n"
+            + describe_waiting(pending)
+        )
+
+    def _budget_error(self, budget: str) -> BudgetExceeded:
+        st = self._st
+        advancing = st.last_sleep_step * 2 > st.steps
+        t = st.clock.now / _NS
+        if advancing:
+            detail = (
+                "virtual time was still advancing (the loop last slept on a timer at "
+                f"step {st.last_sleep_step}); raise the budget if the run is just long"
+            )
+        else:
+            detail = (
+                f"virtual time stood still since step {st.last_sleep_step}: tasks keep "
+                "the loop busy without ever sleeping on a timer (a livelock)"
+            )
+        return BudgetExceeded(
+            f"budget {budget} exceeded at step {st.steps}, t={t:.6f}s: {detail}",
+            time_advancing=advancing,
+        )
+
+    def _callback_failed(self, exc: BaseException, handle: asyncio.Handle) -> None:
+        if isinstance(exc, SimulationFailure):
+            self._record_failure(exc)
+            return
+        self.call_exception_handler(
+            {"message": f"Exception in callback {handle!r}", "exception": exc, "handle": handle}
+        )
+
+    def _record_failure(self, failure: SimulationFailure) -> None:
+        """Keep the first failure; the run stops at the end of this iteration."""
+        if self._st.failure is None:
+            self._st.failure = self._fail(failure)
+
+    # -- callbacks and timers -----------------------------------------------
+
+    def call_soon(
+        self,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: Unpack[Ts],
+        context: contextvars.Context | None = None,
+    ) -> SimHandle:
+        handle = SimHandle(
+            callback, args, self, context if context is not None else contextvars.copy_context()
+        )
+        self._st.ready.append(handle)
+        return handle
+
+    def call_soon_threadsafe(
+        self,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: Unpack[Ts],
+        context: contextvars.Context | None = None,
+    ) -> SimHandle:
+        """The same as `call_soon`: no other thread runs inside a simulation."""
+        return self.call_soon(callback, *args, context=context)
+
+    def call_later(
+        self,
+        delay: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: Unpack[Ts],
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        try:
+            offset = int(delay * _NS)
+        except (OverflowError, ValueError):
+            return self._never(delay, callback, args, context)
+        return self._schedule(self._st.clock.now + offset, callback, args, context)
+
+    def call_at(
+        self,
+        when: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: Unpack[Ts],
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        try:
+            when_ns = int(when * _NS)
+        except (OverflowError, ValueError):
+            return self._never(when, callback, args, context)
+        return self._schedule(when_ns, callback, args, context)
+
+    def _schedule(
+        self,
+        when_ns: int,
+        callback: Callable[..., object],
+        args: tuple[Any, ...],
+        context: contextvars.Context | None,
+    ) -> SimTimerHandle:
+        handle = SimTimerHandle(
+            when_ns,
+            callback,
+            args,
+            self,
+            context if context is not None else contextvars.copy_context(),
+        )
+        handle._scheduled = True
+        heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
+        return handle
+
+    def _never(
+        self,
+        when: float,
+        callback: Callable[..., object],
+        args: tuple[Any, ...],
+        context: contextvars.Context | None,
+    ) -> SimTimerHandle:
+        """A timer at +inf never fires (NaN is refused, as asyncio's heap would choke)."""
+        if when != when:
+            raise ValueError("a timer's delay cannot be NaN")
+        handle = SimTimerHandle(
+            0, callback, args, self, context if context is not None else contextvars.copy_context()
+        )
+        handle._when = float(when)
+        return handle
+
+    def _timer_handle_cancelled(self, handle: asyncio.TimerHandle) -> None:
+        """Called by `TimerHandle.cancel()`; compacts the heap when it is mostly dead."""
+        st = self._st
+        st.cancelled_timers += 1
+        if st.cancelled_timers > 64 and st.cancelled_timers * 2 > len(st.timers):
+            live = [entry for entry in st.timers if not entry[2]._cancelled]
+            for entry in st.timers:
+                if entry[2]._cancelled:
+                    entry[2]._scheduled = False
+            heapify(live)
+            st.timers[:] = live
+            st.cancelled_timers = 0
+
+    def time(self) -> float:
+        return self._st.clock.now / _NS
+
+    # -- futures and tasks --------------------------------------------------
+
+    def create_future(self) -> SimFuture:
+        future = SimFuture(loop=self)
+        future.number = next(self._numbers)
+        return future
+
+    def create_task(
+        self,
+        coro: Coroutine[Any, Any, T] | Generator[Any, None, T],
+        *,
+        name: str | None = None,
+        context: contextvars.Context | None = None,
+        **kwargs: Any,
+    ) -> asyncio.Task[T]:
+        self._check_open()
+        if self._task_factory is not None:
+            task: asyncio.Task[T] = self._task_factory(self, coro, context=context, **kwargs)
+            if name is not None:
+                task.set_name(name)
+            return task
+        number = next(self._numbers)
+        sim_task = SimTask.__new__(SimTask)
+        sim_task.number = number  # before __init__: registration hashes the task
+        if name is None:
+            name = f"Task-{next(self._task_names)}"
+        sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
+        self._st.tasks[number] = sim_task
+        sim_task.add_done_callback(self._task_finished)
+        self._st.trace.emit("task", number, getattr(coro, "__qualname__", type(coro).__name__))
+        return sim_task
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+
+    def _task_finished(self, task: asyncio.Future[Any]) -> None:
+        assert isinstance(task, SimTask)
+        self._st.tasks.pop(task.number, None)
+        if not task.cancelled() and task.cancelling() > 0 and task.exception() is None:
+            self._report_swallowed(task, "caught its cancellation and returned normally")
+
+    def report_unfinished_cancellations(self) -> None:
+        """Report tasks still running although they were cancelled (end of a run)."""
+        for task in list(self._st.tasks.values()):
+            if not task.done() and task.cancelling() > 0:
+                self._report_swallowed(task, "was cancelled but is still running")
+
+    def _report_swallowed(self, task: asyncio.Task[Any], what: str) -> None:
+        message = (
+            f"task {task.get_name()!r} {what}: code awaiting it, asyncio.timeout() and "
+            "TaskGroup rely on cancellation propagating; re-raise CancelledError "
+            "(or call task.uncancel() if it is handled on purpose)"
+        )
+        if self._st.config.strict:
+            self._record_failure(CancellationSwallowed(message))
+        else:
+            warnings.warn(message, SeedbedWarning, stacklevel=1)
+
+    def get_task_factory(self) -> Any:
+        return self._task_factory
+
+    def set_task_factory(self, factory: Any) -> None:
+        self._task_factory = factory
+
+    # -- executors run inline -----------------------------------------------
+
+    def run_in_executor(
+        self, executor: Any, func: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]
+    ) -> asyncio.Future[T]:
+        """Run `func(*args)` now, on this thread; return an already-done future."""
+        self._check_open()
+        future: asyncio.Future[T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except SimulationFailure as failure:
+            self._record_failure(failure)
+            future.set_exception(failure)
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+    def set_default_executor(self, executor: Any) -> None:
+        """Accepted and ignored: executor jobs always run inline."""
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        """Nothing to shut down: no executor threads exist."""
+
+    # -- async generators ---------------------------------------------------
+
+    def _asyncgen_firstiter(self, agen: Any) -> None:
+        self._st.asyncgens[agen] = contextvars.copy_context()
+
+    def _asyncgen_finalizer(self, agen: Any) -> None:
+        context = self._st.asyncgens.pop(agen, None)
+        if self._closed:
+            return
+        self.call_soon(self.create_task, agen.aclose(), context=context)
+
+    async def shutdown_asyncgens(self) -> None:
+        agens = list(self._st.asyncgens.keys())
+        self._st.asyncgens.clear()
+        if not agens:
+            return
+        results = await asyncio.gather(*(ag.aclose() for ag in agens), return_exceptions=True)
+        for agen, result in zip(agens, results, strict=True):
+            if isinstance(result, Exception):
+                self.call_exception_handler(
+                    {
+                        "message": f"an error occurred during closing of {agen!r}",
+                        "exception": result,
+                        "asyncgen": agen,
+                    }
+                )
+
+    # -- errors and debug ---------------------------------------------------
+
+    def get_exception_handler(self) -> Any:
+        return self._exception_handler
+
+    def set_exception_handler(self, handler: Any) -> None:
+        self._exception_handler = handler
+
+    def default_exception_handler(self, context: dict[str, Any]) -> None:
+        message = context.get("message") or "Unhandled exception in event loop"
+        exception = context.get("exception")
+        exc_info = (type(exception), exception, exception.__traceback__) if exception else None
+        _logger.error("%s (seed=%d)", message, self.seed, exc_info=exc_info)
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        if self._exception_handler is None:
+            self.default_exception_handler(context)
+            return
+        try:
+            self._exception_handler(self, context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException:
+            _logger.exception("the exception handler itself failed (seed=%d)", self.seed)
+
+    def get_debug(self) -> bool:
+        return self._debug
+
+    def set_debug(self, enabled: bool) -> None:
+        self._debug = enabled
+
+    # -- signals: recorded, never delivered (no signals inside a simulation) --
+
+    def add_signal_handler(
+        self, sig: int, callback: Callable[[Unpack[Ts]], object], *args: Unpack[Ts]
+    ) -> None:
+        self._signal_handlers[sig] = SimHandle(callback, args, self, contextvars.copy_context())
+
+    def remove_signal_handler(self, sig: int) -> bool:
+        return self._signal_handlers.pop(sig, None) is not None
+
+    # -- I/O: served by a simulated world, refused without one ---------------
+
+    def install_network(self, network: Any) -> None:
+        """Let a simulated world serve this loop's network methods."""
+        self._network = network
+
+    create_connection = _network_method("create_connection")
+    create_server = _network_method("create_server")
+    create_datagram_endpoint = _network_method("create_datagram_endpoint")
+    getaddrinfo = _network_method("getaddrinfo")
+    getnameinfo = _network_method("getnameinfo")
+    sock_connect = _network_method("sock_connect")
+    sock_accept = _network_method("sock_accept")
+    sock_recv = _network_method("sock_recv")
+    sock_recv_into = _network_method("sock_recv_into")
+    sock_recvfrom = _network_method("sock_recvfrom")
+    sock_recvfrom_into = _network_method("sock_recvfrom_into")
+    sock_sendall = _network_method("sock_sendall")
+    sock_sendto = _network_method("sock_sendto")
+    sock_sendfile = _network_method("sock_sendfile")
+    sendfile = _network_method("sendfile")
+    start_tls = _network_method("start_tls")
+    connect_accepted_socket = _network_method("connect_accepted_socket")
+    create_unix_connection = _network_method("create_unix_connection")
+    create_unix_server = _network_method("create_unix_server")
+    connect_read_pipe = _network_method("connect_read_pipe")
+    connect_write_pipe = _network_method("connect_write_pipe")
+    subprocess_exec = _network_method("subprocess_exec")
+    subprocess_shell = _network_method("subprocess_shell")
+    remove_reader = _refused_method("remove_reader")
+    remove_writer = _refused_method("remove_writer")
+
+    def add_reader(self, fd: Any, callback: Callable[[Unpack[Ts]], Any], *args: Unpack[Ts]) -> None:
+        """Refused: file descriptors are real I/O, outside any simulation."""
+        raise self.refuse_io("add_reader")
+
+    def add_writer(self, fd: Any, callback: Callable[[Unpack[Ts]], Any], *args: Unpack[Ts]) -> None:
+        """Refused: file descriptors are real I/O, outside any simulation."""
+        raise self.refuse_io("add_writer")
+
+    def refuse_io(self, name: str) -> SimulationEscape:
+        return self._host.escape(
+            f"loop.{name}()",
+            "this run has no simulated network or processes; run networked code "
+            "on the nodes of a seedbed.Simulation",
+        )
+
+
+class _RunHost:
+    """The run as interposition sees it: clocks, entropy and escape reporting."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: SeedbedLoop) -> None:
+        self._loop = loop
+
+    def monotonic_ns(self) -> int:
+        return self._loop._st.clock.now
+
+    def wall_ns(self) -> int:
+        return WALL_EPOCH_NS + self._loop._st.clock.now
+
+    def urandom(self, n: int, reason: str) -> bytes:
+        stream = self._loop._st.user
+        value = stream.raw(8 * n) if n else 0
+        self._loop._st.trace.emit("draw", stream.name, reason, value & ((1 << 64) - 1))
+        return value.to_bytes(n, "little")
+
+    def seed_for(self, reason: str) -> int:
+        return self._loop._st.user.seed_for(reason)
+
+    def escape(self, call: str, instead: str) -> SimulationEscape:
+        failure = SimulationEscape(f"{call} inside a simulated run: {instead}")
+        self._loop._record_failure(failure)
+        return failure
+
+
+async def checkpoint(reason: str) -> None:
+    """An explicit scheduling point: let the simulation pick who runs next.
+
+    Inside a seedbed loop the calling task parks, the tasks already ready run,
+    and the entropy picks which parked task resumes first, so the interleavings
+    around `reason` are explored across seeds. On any other loop it returns at
+    once without yielding: production code can keep its checkpoints.
+    """
+    loop = asyncio.get_running_loop()
+    if isinstance(loop, SeedbedLoop):
+        await loop.park(reason)
+
+
+def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
+    """A standalone deterministic loop, e.g. for `asyncio.Runner(loop_factory=...)`.
+
+    `options` are `LoopConfig` fields (`max_steps`, `max_time`, `strict`,
+    `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`).
+    """
+    return SeedbedLoop(seed=seed, config=LoopConfig(**options))
+
+
+class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """Hands out seedbed loops, so an existing asyncio test suite runs on virtual time.
+
+    Every new loop gets the same seed and options, so each test is
+    deterministic on its own.
+    """
+
+    def __init__(self, seed: int = 0, **options: Any) -> None:
+        super().__init__()
+        self._seed = seed
+        self._config = LoopConfig(**options)
+
+    def new_event_loop(self) -> SeedbedLoop:
+        return SeedbedLoop(seed=self._seed, config=self._config)

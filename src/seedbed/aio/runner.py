@@ -1,0 +1,194 @@
+"""`seedbed.run` and `seedbed.replay`: one async program, one seed, one execution.
+
+`run` executes `main()` on a fresh `SeedbedLoop` and, like `asyncio.run`,
+cancels what is left when it returns and closes async generators. The result
+carries the trace hash: the same program and seed give the same hash in any
+process. `replay` re-runs a recorded trace and stops at the first event that
+differs from the recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedbed._core import Trace
+from seedbed._core.tracefile import read_trace, write_trace
+from seedbed._target import replay_command
+from seedbed._version import VERSION
+from seedbed.aio._state import LoopConfig
+from seedbed.aio.loop import SeedbedLoop
+from seedbed.errors import Nondeterminism, SimulationFailure, UsageError
+
+Main = Callable[[], Any]
+_TEARDOWN_STEPS = 100_000  # how long cancelled leftovers get to finish
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a completed run returns."""
+
+    value: Any
+    seed: int
+    trace_hash: str
+    steps: int
+    virtual_time: float  # seconds
+
+
+def _check_seed(seed: object) -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UsageError(f"seed must be a non-negative int, got {seed!r}")
+    return seed
+
+
+def _config(max_steps: int | None, max_time: float | None, options: dict[str, Any]) -> LoopConfig:
+    try:
+        return LoopConfig(max_steps=max_steps, max_time=max_time, **options)
+    except TypeError as exc:
+        raise UsageError(f"unknown run option: {exc}") from None
+
+
+async def _call_main(main: Main) -> Any:
+    awaitable = main()
+    if not inspect.isawaitable(awaitable):
+        raise UsageError(
+            f"main must be an async callable taking no arguments; {main!r} returned "
+            f"{type(awaitable).__name__}"
+        )
+    return await awaitable
+
+
+def _teardown(loop: SeedbedLoop) -> None:
+    """Cancel what `main` left running, let it finish, close async generators."""
+    loop.report_unfinished_cancellations()
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    st = loop._st
+    st.step_limit = st.steps + _TEARDOWN_STEPS
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+
+
+def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
+    """Make sure the error leaving a run carries its seed and replay command."""
+    if isinstance(exc, SimulationFailure):
+        if exc.context is None:
+            exc.context = loop.run_context()
+        return
+    notes = getattr(exc, "__notes__", [])
+    if not any(note.startswith("  seed=") for note in notes):
+        exc.add_note(loop.run_context().describe())
+
+
+def _execute(
+    main: Main, seed: int, config: LoopConfig, trace: Trace, trace_path: str | Path | None
+) -> RunResult:
+    if not callable(main):
+        raise UsageError(f"main must be an async callable taking no arguments, got {main!r}")
+    loop = SeedbedLoop(seed, config, trace)
+    loop._st.replay = replay_command(main, seed)
+    failure: BaseException | None = None
+    try:
+        task = loop.create_task(_call_main(main), name="main")
+        value = loop.run_until_complete(task)
+        _teardown(loop)
+    except UsageError:
+        raise
+    except BaseException as exc:
+        failure = exc
+        _annotate(exc, loop)
+        raise
+    finally:
+        loop.close()
+        if trace_path is not None:
+            _write(trace_path, loop, config, failure)
+    st = loop._st
+    return RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9)
+
+
+def _write(
+    path: str | Path, loop: SeedbedLoop, config: LoopConfig, failure: BaseException | None
+) -> None:
+    st = loop._st
+    header = {
+        "seedbed": VERSION,
+        "python": platform.python_version(),
+        "seed": loop.seed,
+        "options": config.as_dict(),
+    }
+    end = {
+        "end": st.trace.count,
+        "hash": st.trace.hash,
+        "steps": st.steps,
+        "virtual_time_ns": st.clock.now,
+        "failure": _failure_line(failure),
+    }
+    write_trace(path, header, st.trace.events or [], end)
+
+
+def _failure_line(failure: BaseException | None) -> str | None:
+    if failure is None:
+        return None
+    message = str(failure).splitlines()[0] if str(failure) else ""
+    return f"{type(failure).__name__}: {message}"
+
+
+def run(
+    main: Main,
+    *,
+    seed: int,
+    max_steps: int | None = None,
+    max_time: float | None = None,
+    trace: str | Path | None = None,
+    **options: Any,
+) -> RunResult:
+    """Run `main()` deterministically under `seed` on virtual time.
+
+    `max_steps` (callbacks) and `max_time` (virtual seconds) are budgets;
+    `trace=PATH` writes the run's events as JSON Lines for `replay`. Other
+    options are `LoopConfig` fields (`strict`, `timer_jitter_max`,
+    `cpu_cost_min`, `cpu_cost_max`). Any error leaving the run carries the
+    seed and the command that replays it.
+    """
+    config = _config(max_steps, max_time, options)
+    return _execute(main, _check_seed(seed), config, Trace(keep=trace is not None), trace)
+
+
+def replay(main: Main, *, trace: str | Path) -> RunResult:
+    """Re-run a recorded trace; raise `Nondeterminism` at the first differing event.
+
+    A recorded failure that happens again is raised as it was.
+    """
+    recorded = read_trace(trace)
+    try:
+        config = LoopConfig(**recorded.header["options"])
+    except (TypeError, UsageError) as exc:
+        raise UsageError(f"{trace}:1: the header's run options are invalid ({exc})") from None
+    checking = Trace(expected=recorded.events)
+    recorded_failure = recorded.end.get("failure")
+    try:
+        result = _execute(main, recorded.seed, config, checking, None)
+    except Nondeterminism:
+        raise
+    except BaseException as exc:
+        if recorded_failure is None or checking.count < len(recorded.events):
+            raise _diverged(checking, recorded_failure, _failure_line(exc)) from exc
+        raise
+    checking.check_complete()
+    if recorded_failure is not None:
+        raise _diverged(checking, recorded_failure, None)
+    return result
+
+
+def _diverged(checking: Trace, recorded: str | None, actual: str | None) -> Nondeterminism:
+    return Nondeterminism(
+        f"the replay ended differently from the recording after event {checking.count}\n"
+        f"  recorded: {recorded or 'completed'}\n  actual:   {actual or 'completed'}"
+    )
