@@ -1,0 +1,70 @@
+"""Checking what clients saw: linearizability of recorded histories.
+
+Invariants say what must hold inside a system; a history checker says
+whether what its clients observed could have come from a correct one. Record
+operations with `Recorder` (or read a history from a file with
+`read_history`), then ask `linearizable(history, model)`:
+
+    verdict = linearizable(history, cas_register(), timeout=10)
+    assert verdict, verdict.explain()
+
+Models: `register`, `cas_register`, `kv`, or any object following `Model`.
+"""
+
+from seedbed.check._history import (
+    Event,
+    History,
+    HistoryError,
+    Operation,
+    Recorder,
+    parse_jsonl,
+    read_jsonl,
+)
+from seedbed.check._linearizability import Outcome, Verdict, linearizable
+from seedbed.check._models import (
+    ILLEGAL,
+    MODELS,
+    CasRegister,
+    KeyValue,
+    Model,
+    ModelError,
+    Register,
+    cas_register,
+    kv,
+    register,
+)
+from seedbed.check._parsers import (
+    detect_format,
+    parse_history,
+    parse_jepsen_log,
+    parse_kv_log,
+    read_history,
+)
+
+__all__ = [
+    "ILLEGAL",
+    "MODELS",
+    "CasRegister",
+    "Event",
+    "History",
+    "HistoryError",
+    "KeyValue",
+    "Model",
+    "ModelError",
+    "Operation",
+    "Outcome",
+    "Recorder",
+    "Register",
+    "Verdict",
+    "cas_register",
+    "detect_format",
+    "kv",
+    "linearizable",
+    "parse_history",
+    "parse_jepsen_log",
+    "parse_jsonl",
+    "parse_kv_log",
+    "read_history",
+    "read_jsonl",
+    "register",
+]

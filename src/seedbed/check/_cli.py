@@ -1,0 +1,99 @@
+"""``seedbed check-history``: linearizability verdicts for history files.
+
+One line per file, in the order given; ``--json`` makes each line a JSON
+object ``{"file", "verdict", "seconds"}``. The exit status summarizes them
+all: 0 every file linearizable, 1 some file not, 3 none not but some unknown
+(timed out), 2 bad input (with a one-line message naming file and line on
+stderr; the other files are still checked and reported).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from seedbed.check._history import History
+from seedbed.check._linearizability import Outcome, Verdict, linearizable
+from seedbed.check._models import MODELS, ModelError
+from seedbed.check._parsers import read_history
+from seedbed.errors import UsageError
+
+EXIT_OK, EXIT_NOT_LINEARIZABLE, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+def _model_error_line(history: History, error: ModelError) -> str:
+    line = history[error.op.call].line
+    where = history.source if line is None else f"{history.source}:{line}"
+    return f"{where}: {error}"
+
+
+def _check_file(path: str, model_name: str, timeout: float | None) -> Verdict | str:
+    """The verdict for one file, or the one-line message describing bad input."""
+    try:
+        history = read_history(path)
+    except UsageError as exc:
+        return str(exc)
+    try:
+        return linearizable(history, MODELS[model_name](), timeout, witness=False)
+    except ModelError as exc:
+        return _model_error_line(history, exc)
+    except UsageError as exc:
+        return f"{path}: {exc}"
+
+
+def _report(path: str, verdict: Verdict, as_json: bool) -> None:
+    if as_json:
+        obj = {"file": path, "verdict": str(verdict.outcome), "seconds": round(verdict.seconds, 6)}
+        click.echo(json.dumps(obj))
+    else:
+        click.echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
+
+
+@click.command("check-history")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--model",
+    "model_name",
+    required=True,
+    type=click.Choice(sorted(MODELS)),
+    help="Sequential model: cas-register for etcd logs, kv for key-value maps.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds per file before the verdict is 'unknown'.",
+)
+def check_history(
+    files: tuple[str, ...], model_name: str, as_json: bool, timeout: float | None
+) -> None:
+    """Check that each history FILE is linearizable under --model.
+
+    The format (Jepsen log, Clojure maps, seedbed JSON Lines) is recognized
+    from the content. Exit 0: all linearizable; 1: some not; 3: none not,
+    some unknown (timeout); 2: bad input.
+    """
+    outcomes: set[Outcome] = set()
+    bad_input = False
+    for path in files:
+        result = _check_file(path, model_name, timeout)
+        if isinstance(result, str):
+            click.echo(f"error: {result}", err=True)
+            bad_input = True
+            continue
+        outcomes.add(result.outcome)
+        _report(path, result, as_json)
+    sys.exit(_exit_code(outcomes, bad_input))
+
+
+def _exit_code(outcomes: set[Outcome], bad_input: bool) -> int:
+    if bad_input:
+        return EXIT_BAD_INPUT
+    if Outcome.NOT_LINEARIZABLE in outcomes:
+        return EXIT_NOT_LINEARIZABLE
+    if Outcome.UNKNOWN in outcomes:
+        return EXIT_UNKNOWN
+    return EXIT_OK

@@ -1,0 +1,396 @@
+"""Histories: what the clients of a system saw, one event at a time.
+
+A history is a list of events in real-time order. Each event belongs to a
+*process* (one client thread of control, which does one thing at a time) and
+is one of:
+
+- ``invoke``: the process starts an operation ``f`` with argument ``value``;
+- ``ok``: the operation completed, returning ``value``;
+- ``fail``: the operation completed and certainly had no effect;
+- ``info``: the outcome is unknown (a timeout, a crash). The operation may take
+  effect at any moment after its invocation, or never. An operation still open
+  at the end of the history is treated the same way.
+
+The order of events in the list is the real-time order the checker relies on.
+``time`` is carried along for people (and the recorder fills it from the
+simulation's virtual clock), but never reordered by: in a simulation several
+events can share a virtual instant while still happening one after another.
+
+On disk a history is JSON Lines, one event per line::
+
+    {"process": 0, "type": "invoke", "f": "write", "value": 3, "time": 0.25}
+    {"process": 0, "type": "ok", "f": "write", "value": 3, "time": 0.5}
+
+JSON arrays are read back as tuples so that values can be compared, hashed and
+used as model states.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Final, Literal, TypeAlias
+
+from seedbed.errors import UsageError
+
+EventType: TypeAlias = Literal["invoke", "ok", "fail", "info"]
+Status: TypeAlias = Literal["ok", "fail", "info"]
+EVENT_TYPES: Final = ("invoke", "ok", "fail", "info")
+
+
+class HistoryError(UsageError):
+    """A history is malformed. ``str()`` is one line naming the source and line."""
+
+    def __init__(self, source: str, line: int | None, reason: str) -> None:
+        self.source = source
+        self.line = line
+        self.reason = reason
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing a client saw: the start or the end of one of its operations.
+
+    ``line`` is where the event was read from (1-based), kept so that errors
+    found later, when events are paired into operations, can still point there.
+    """
+
+    process: Hashable
+    type: EventType
+    f: str
+    value: Any = None
+    time: float | None = None
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON object (without the source line)."""
+        obj: dict[str, Any] = {"process": self.process, "type": self.type, "f": self.f}
+        obj["value"] = self.value
+        if self.time is not None:
+            obj["time"] = self.time
+        return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """An invocation paired with its completion, the unit the checker orders.
+
+    ``call`` and ``ret`` are indices into the history's events: they give the
+    real-time interval. ``ret`` is None when the outcome is unknown (``info``,
+    or still open at the end), in which case ``result`` is None too.
+    """
+
+    id: int
+    process: Hashable
+    f: str
+    value: Any
+    result: Any
+    status: Status
+    call: int
+    ret: int | None
+    call_time: float | None = None
+    ret_time: float | None = None
+
+    @property
+    def known(self) -> bool:
+        """True when the operation completed and its result is known."""
+        return self.status == "ok"
+
+    def __str__(self) -> str:
+        outcome = "?" if self.status == "info" else repr(self.result)
+        return f"#{self.id} p{self.process} {self.f}({self.value!r}) -> {outcome}"
+
+
+class History(Sequence[Event]):
+    """An immutable, validated list of events in real-time order.
+
+    Construction pairs every completion with the open invocation of its
+    process and raises `HistoryError` on the first event that cannot be
+    paired, so a `History` always yields well-formed operations.
+    """
+
+    __slots__ = ("_events", "_operations", "source")
+
+    def __init__(self, events: Iterable[Event], source: str = "<history>") -> None:
+        self._events: tuple[Event, ...] = tuple(events)
+        self.source = source
+        self._operations = _pair(self._events, source)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    def __repr__(self) -> str:
+        return f"History({self.source!r}, {len(self._events)} events)"
+
+    def operations(self) -> tuple[Operation, ...]:
+        """Every operation, in invocation order, failed ones included."""
+        return self._operations
+
+    def to_jsonl(self) -> str:
+        """The history as JSON Lines text (one event per line)."""
+        return "".join(_dumps(e) + "\n" for e in self._events)
+
+
+def _dumps(event: Event) -> str:
+    return json.dumps(event.to_json(), separators=(", ", ": "), sort_keys=False)
+
+
+def _pair(events: Sequence[Event], source: str) -> tuple[Operation, ...]:
+    open_ops: dict[Hashable, tuple[int, Event]] = {}
+    done: dict[int, Operation] = {}
+    calls: list[int] = []
+    for index, event in enumerate(events):
+        if event.type not in EVENT_TYPES:
+            raise HistoryError(source, event.line, f"unknown event type {event.type!r}")
+        if event.type == "invoke":
+            if event.process in open_ops:
+                raise HistoryError(
+                    source,
+                    event.line,
+                    f"process {event.process!r} invoked {event.f!r} while its "
+                    "previous operation is still open",
+                )
+            open_ops[event.process] = (index, event)
+            calls.append(index)
+            continue
+        opened = open_ops.pop(event.process, None)
+        if opened is None:
+            raise HistoryError(
+                source,
+                event.line,
+                f"{event.type} for process {event.process!r} with no open invocation",
+            )
+        call, invoke = opened
+        if event.f != invoke.f:
+            raise HistoryError(
+                source,
+                event.line,
+                f"{event.type} {event.f!r} completes an invocation of {invoke.f!r}",
+            )
+        done[call] = _operation(invoke, call, event, index)
+    ops = []
+    for number, call in enumerate(calls):
+        op = done.get(call) or _operation(events[call], call, None, None)
+        ops.append(_renumber(op, number))
+    return tuple(ops)
+
+
+def _operation(invoke: Event, call: int, end: Event | None, ret: int | None) -> Operation:
+    if end is None or end.type == "info":
+        return Operation(
+            0, invoke.process, invoke.f, invoke.value, None, "info", call, None, invoke.time, None
+        )
+    status: Status = "ok" if end.type == "ok" else "fail"
+    return Operation(
+        0,
+        invoke.process,
+        invoke.f,
+        invoke.value,
+        end.value,
+        status,
+        call,
+        ret,
+        invoke.time,
+        end.time,
+    )
+
+
+def _renumber(op: Operation, number: int) -> Operation:
+    return Operation(
+        number,
+        op.process,
+        op.f,
+        op.value,
+        op.result,
+        op.status,
+        op.call,
+        op.ret,
+        op.call_time,
+        op.ret_time,
+    )
+
+
+# --- JSON Lines -------------------------------------------------------------
+
+
+def _freeze(value: Any) -> Any:
+    """JSON arrays become tuples, recursively, so values are hashable."""
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _freeze(v) for k, v in value.items()}
+    return value
+
+
+def _event_from_json(obj: Any, source: str, line: int) -> Event:
+    if not isinstance(obj, dict):
+        raise HistoryError(source, line, "expected a JSON object")
+    for key in ("process", "type", "f"):
+        if key not in obj:
+            raise HistoryError(source, line, f"missing field {key!r}")
+    kind, f, process = obj["type"], obj["f"], _freeze(obj["process"])
+    if kind not in EVENT_TYPES:
+        raise HistoryError(source, line, f"unknown event type {kind!r}")
+    if not isinstance(f, str):
+        raise HistoryError(source, line, "field 'f' must be a string")
+    if not isinstance(process, Hashable) or isinstance(process, dict):
+        raise HistoryError(source, line, "field 'process' must be a number or string")
+    time = obj.get("time")
+    if time is not None and (isinstance(time, bool) or not isinstance(time, int | float)):
+        raise HistoryError(source, line, "field 'time' must be a number")
+    return Event(process, kind, f, _freeze(obj.get("value")), time, line)
+
+
+def parse_jsonl(text: str, source: str = "<jsonl>") -> History:
+    """Read a history written as JSON Lines (the `Recorder`'s format)."""
+    events = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise HistoryError(source, number, f"invalid JSON: {exc.msg}") from None
+        events.append(_event_from_json(obj, source, number))
+    return History(events, source)
+
+
+def read_jsonl(path: str | Path) -> History:
+    """Read a JSON Lines history file."""
+    path = Path(path)
+    return parse_jsonl(path.read_text(encoding="utf-8"), str(path))
+
+
+# --- Recording ----------------------------------------------------------------
+
+
+def _loop_clock() -> float | None:
+    """The running event loop's time: virtual time inside a seedbed simulation."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return None
+
+
+class Recorder:
+    """Logs what client code saw, for checking afterwards.
+
+    Client code inside a simulation calls `invoke` before sending a request
+    and `ok`, `fail` or `info` once it knows the outcome. Timestamps come from
+    ``clock`` (default: the running event loop's time, which is virtual time
+    in a seedbed run). When ``sink`` is given (a path or a text file), every
+    event is also written there as a JSON line as it happens, so a crash still
+    leaves a readable history. `operation` is a context manager that records
+    ``info`` when the block raises, the honest outcome of a request whose
+    reply never came.
+    """
+
+    def __init__(
+        self,
+        sink: str | Path | IO[str] | None = None,
+        *,
+        clock: Callable[[], float | None] = _loop_clock,
+    ) -> None:
+        self._events: list[Event] = []
+        self._open: dict[Hashable, str] = {}
+        self._clock = clock
+        self._owned: IO[str] | None = None
+        self._sink: IO[str] | None
+        if isinstance(sink, str | Path):
+            # Kept open across calls on purpose; `close` (or `with`) releases it.
+            self._owned = self._sink = Path(sink).open("w", encoding="utf-8")  # noqa: SIM115
+        else:
+            self._sink = sink
+
+    def _log(self, process: Hashable, kind: EventType, f: str, value: Any) -> None:
+        event = Event(process, kind, f, value, self._clock())
+        self._events.append(event)
+        if self._sink is not None:
+            self._sink.write(_dumps(event) + "\n")
+            self._sink.flush()
+
+    def invoke(self, process: Hashable, f: str, value: Any = None) -> None:
+        """Record that ``process`` starts operation ``f(value)``."""
+        if process in self._open:
+            raise UsageError(f"process {process!r} already has an open operation")
+        self._open[process] = f
+        self._log(process, "invoke", f, value)
+
+    def _complete(self, process: Hashable, kind: EventType, value: Any) -> None:
+        f = self._open.pop(process, None)
+        if f is None:
+            raise UsageError(f"process {process!r} has no open operation to complete")
+        self._log(process, kind, f, value)
+
+    def ok(self, process: Hashable, value: Any = None) -> None:
+        """Record that the open operation of ``process`` returned ``value``."""
+        self._complete(process, "ok", value)
+
+    def fail(self, process: Hashable, value: Any = None) -> None:
+        """Record that the open operation of ``process`` certainly had no effect."""
+        self._complete(process, "fail", value)
+
+    def info(self, process: Hashable, value: Any = None) -> None:
+        """Record that the outcome of the open operation of ``process`` is unknown."""
+        self._complete(process, "info", value)
+
+    def operation(self, process: Hashable, f: str, value: Any = None) -> _OpenOperation:
+        """Invoke now; complete through the returned handle, or ``info`` on error."""
+        self.invoke(process, f, value)
+        return _OpenOperation(self, process)
+
+    @property
+    def history(self) -> History:
+        """Everything recorded so far (open operations count as unknown)."""
+        return History(self._events, "<recorder>")
+
+    def close(self) -> None:
+        """Close the sink file if the recorder opened it."""
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+
+class _OpenOperation:
+    """Handle of one in-flight operation; see `Recorder.operation`."""
+
+    def __init__(self, recorder: Recorder, process: Hashable) -> None:
+        self._recorder = recorder
+        self._process = process
+        self._done = False
+
+    def ok(self, value: Any = None) -> None:
+        self._done = True
+        self._recorder.ok(self._process, value)
+
+    def fail(self, value: Any = None) -> None:
+        self._done = True
+        self._recorder.fail(self._process, value)
+
+    def info(self, value: Any = None) -> None:
+        self._done = True
+        self._recorder.info(self._process, value)
+
+    def __enter__(self) -> _OpenOperation:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not self._done:
+            self.info(None if exc_type is None else exc_type.__name__)
