@@ -6,6 +6,8 @@ with a fake host, so these tests do not depend on the loop.
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import datetime
 import itertools
 import os
@@ -35,7 +37,23 @@ REAL = {
     for name in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns")
 }
 REAL_DATETIME, REAL_DATE = datetime.datetime, datetime.date
+HIDDEN_REAL_DATETIME = (datetime.datetime,)
 REAL_RANDOM_SEED = random.Random.seed
+REAL_SLEEP, REAL_UUID4 = time.sleep, uuid.uuid4
+# Everything a run rebinds, as (namespace, name, original), for leak checks.
+ORIGINALS = [
+    *((time, name, fn) for name, fn in REAL.items()),
+    (time, "sleep", REAL_SLEEP),
+    (datetime, "datetime", REAL_DATETIME),
+    (datetime, "date", REAL_DATE),
+    (os, "urandom", os.urandom),
+    (random, "_urandom", os.urandom),
+    (random, "seed", random.seed),
+    (uuid, "uuid1", uuid.uuid1),
+    (uuid, "uuid4", REAL_UUID4),
+    (threading, "_start_new_thread", getattr(threading, "_start_new_thread", None)),
+    (threading, "_start_joinable_thread", getattr(threading, "_start_joinable_thread", None)),
+]
 
 
 class FakeHost:
@@ -101,7 +119,9 @@ def make_module() -> Iterator[Callable[[str], types.ModuleType]]:
 def _no_run_leaks() -> Iterator[None]:
     yield
     assert _interpose.active_host() is None, "a test left interposition active"
-    assert all(getattr(time, name) is fn for name, fn in REAL.items())
+    leaked = [name for ns, name, fn in ORIGINALS if getattr(ns, name, None) is not fn]
+    assert not leaked, f"not restored: {leaked}"
+    assert random.Random.__dict__["seed"] is REAL_RANDOM_SEED
 
 
 def near_real(value: float, real: Callable[[], float]) -> bool:
@@ -183,7 +203,10 @@ def test_datetime_now_today_and_utcnow_read_the_virtual_wall_clock(make_module: 
     expected = REAL_DATETIME(2001, 9, 9, 1, 46, 40, 123456, tzinfo=utc)
 
     def body() -> tuple[Any, ...]:
-        real_made = REAL_DATETIME.fromtimestamp(0)
+        # Module globals such as REAL_DATETIME are rebound during the run
+        # (that is the point): reach the real class through a tuple.
+        real_made = HIDDEN_REAL_DATETIME[0].fromtimestamp(0)
+        assert type(real_made) is not datetime.datetime
         return (
             datetime.datetime.now(utc),
             datetime.datetime.now(tz=plus2),
@@ -304,6 +327,28 @@ def test_connecting_a_socket_made_before_the_run_escapes(listener: tuple[str, in
     assert host.escapes == ["socket.connect()"]
 
 
+# Copies out of reach of the rebinding (here: in a tuple) escape unless CPython
+# audits the call: time.sleep from 3.13, _thread.start_new_thread from 3.12.
+HELD_SLEEP, HELD_START_THREAD = (time.sleep,), (_thread.start_new_thread,)
+
+
+def test_calls_out_of_reach_of_patching_are_caught_where_cpython_audits_them() -> None:
+    host = FakeHost()
+
+    def body() -> None:
+        sleep_audited = sys.version_info >= (3, 13)
+        with pytest.raises(SimulationEscape) if sleep_audited else contextlib.nullcontext():
+            HELD_SLEEP[0](0)
+        thread_audited = sys.version_info >= (3, 12)
+        with pytest.raises(SimulationEscape) if thread_audited else contextlib.nullcontext():
+            HELD_START_THREAD[0](lambda: None, ())
+
+    in_run(body, host)
+    expected = ["time.sleep()"] if sys.version_info >= (3, 13) else []
+    expected += ["_thread.start_new_thread()"] if sys.version_info >= (3, 12) else []
+    assert host.escapes == expected
+
+
 # -- lifecycle -------------------------------------------------------------------
 
 
@@ -318,8 +363,7 @@ def test_everything_is_restored_when_the_body_raises(make_module: Any) -> None:
     with pytest.raises(KeyError):
         in_run(body)
     assert random.getstate() == state
-    assert module.sleep is time.sleep and module.uuid4 is uuid.uuid4
-    assert os.urandom.__module__ != _interpose.__name__
+    assert module.sleep is REAL_SLEEP and module.uuid4 is REAL_UUID4
     assert datetime.datetime is REAL_DATETIME and _interpose.active_host() is None
 
 

@@ -80,6 +80,13 @@ _host: InterposeHost | None = None
 _owner = 0
 _get_ident = _thread.get_ident
 _hook_installed = False
+# Captured at import, so a later monkeypatch is never mistaken for the original.
+_REAL_SLEEP = time.sleep
+_REAL_THREAD_STARTS = tuple(
+    getattr(_thread, name)
+    for name in ("start_new_thread", "start_new", "start_joinable_thread")
+    if hasattr(_thread, name)
+)
 
 
 def bind(host: InterposeHost | None, owner: int) -> None:
@@ -136,10 +143,9 @@ def patched_escapes() -> list[tuple[object, object]]:
     `subprocess` and others.
     """
     pairs: list[tuple[object, object]] = [
-        (time.sleep, _escaping(time.sleep, "time.sleep()", _SLEEP)),
+        (_REAL_SLEEP, _escaping(_REAL_SLEEP, "time.sleep()", _SLEEP)),
     ]
-    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
-        real = getattr(_thread, name, None)
-        if real is not None and all(real is not old for old, _ in pairs):
+    for real in _REAL_THREAD_STARTS:
+        if all(real is not old for old, _ in pairs):  # `start_new` may be an alias
             pairs.append((real, _escaping(real, "threading.Thread.start()", _THREADS)))
     return pairs

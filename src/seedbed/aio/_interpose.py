@@ -319,10 +319,7 @@ _hit_order: list[str] = []
 
 
 def _scan_module(name: str, module: object) -> None:
-    try:
-        namespace = vars(module)
-    except Exception:  # not a module; some lazy loaders refuse even this
-        return
+    namespace = _namespace(module)  # None for non-modules and some lazy loaders
     if name in _SKIP or not isinstance(namespace, dict):
         return
     # A copy: another thread may be importing into this module right now.
@@ -340,13 +337,22 @@ def _scan_new_modules() -> None:
         fresh = sorted(current.items() - _seen, key=lambda item: item[0])
     except TypeError:  # an unhashable object in sys.modules: scan all
         fresh = sorted(current.items(), key=lambda item: item[0])
-    if not fresh:
+    if not fresh and len(current) == len(_seen):
         return
     for name, module in fresh:
         _scan_module(name, module)
+    for name in [n for n, (ns, _) in _hits.items() if _namespace(current.get(n)) is not ns]:
+        del _hits[name]  # removed from sys.modules: stop patching a dead module
     _seen.clear()
     _seen.update((k, v) for k, v in current.items() if v.__hash__ is not None)
     _hit_order[:] = sorted(_hits)
+
+
+def _namespace(module: object) -> object:
+    try:
+        return vars(module)
+    except Exception:
+        return None
 
 
 # What activate() changed, in order: (namespace, name, original, stand-in).
