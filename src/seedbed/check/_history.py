@@ -362,6 +362,17 @@ class Recorder:
             self._owned.close()
             self._owned = None
 
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
 
 class _OpenOperation:
     """Handle of one in-flight operation; see `Recorder.operation`."""

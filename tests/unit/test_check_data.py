@@ -1,0 +1,78 @@
+"""Verdicts on real histories recorded by other people's harnesses.
+
+The data lives outside the repository, in ../shared/data/linearizability
+(Porcupine's test data: Jepsen etcd logs and kv logs, with the verdicts the
+Porcupine suite asserts). It is never copied here; without it these skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seedbed.check import Event, Model, Outcome, cas_register, kv, linearizable, read_history
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data" / "linearizability"
+MISSING = f"linearizability data not found at {DATA} (it is not part of the repository)"
+# Not a speed target (bench/linearizability.py has those): a guard against hangs.
+GENEROUS_TIMEOUT = 120.0
+
+
+def verdicts() -> list[tuple[str, bool]]:
+    table = DATA / "verdicts.tsv"
+    if not table.is_file():
+        return []
+    rows = [line.split("\t") for line in table.read_text().splitlines()[1:] if line.strip()]
+    return [(name, flag.strip() == "true") for name, flag in rows]
+
+
+def model_for(name: str) -> Model:
+    return cas_register() if name.startswith("etcd/") else kv()
+
+
+NO_DATA = [pytest.param("", True, marks=pytest.mark.skip(reason=MISSING))]
+
+
+@pytest.mark.parametrize(("name", "expected"), verdicts() or NO_DATA)
+def test_published_verdicts(name: str, expected: bool) -> None:
+    history = read_history(DATA / name)
+    verdict = linearizable(history, model_for(name), timeout=GENEROUS_TIMEOUT, witness=False)
+    assert verdict.outcome is not Outcome.UNKNOWN, f"{name} undecided"
+    assert bool(verdict) is expected, f"{name}: {verdict.outcome}"
+
+
+def test_every_etcd_log_is_decided() -> None:
+    if not DATA.is_dir():
+        pytest.skip(MISSING)
+    known = {name for name, _ in verdicts()}
+    logs = sorted((DATA / "etcd").glob("*.log"))
+    assert len(logs) > 100
+    for log in logs:
+        if f"etcd/{log.name}" in known:
+            continue  # decided, and checked against its verdict, above
+        verdict = linearizable(
+            read_history(log), cas_register(), timeout=GENEROUS_TIMEOUT, witness=False
+        )
+        assert verdict.outcome is not Outcome.UNKNOWN, f"{log.name} undecided"
+
+
+@pytest.mark.parametrize("name", ["etcd/etcd_000.log", "kv/c10-bad.txt"])
+def test_witness_on_real_failures_is_unorderable_and_one_minimal(name: str) -> None:
+    if not (DATA / name).is_file():
+        pytest.skip(MISSING)
+    history = read_history(DATA / name)
+    model = model_for(name)
+    verdict = linearizable(history, model, timeout=GENEROUS_TIMEOUT)
+    assert not verdict and verdict.witness_minimal
+    ids = {op.id for op in verdict.witness}
+    assert 0 < len(ids) < len(history.operations())
+
+    def sub(keep: set[int]) -> list[Event]:
+        spans = {i for op in history.operations() if op.id in keep for i in (op.call, op.ret)}
+        return [e for i, e in enumerate(history) if i in spans]
+
+    assert not linearizable(sub(ids), model, witness=False)
+    for op_id in sorted(ids):
+        assert linearizable(sub(ids - {op_id}), model, witness=False)
