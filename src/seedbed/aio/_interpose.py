@@ -24,24 +24,7 @@ imported during a run keeps the stand-ins it copied, so every stand-in falls
 back to the real function whenever no run is active, or when called from a
 thread other than the run's (other threads of the process keep the real world).
 
-Escapes each CPython version detects, and how (measured on 3.11.7, 3.12.1 and
-3.13.0 with a throwaway script; in each case raising aborted the operation):
-
-=========================  =========  =========  ==========================
-escape                     3.11       3.12       3.13
-=========================  =========  =========  ==========================
-socket creation, connect,  audit      audit      audit
-bind, sendto; DNS lookups
-subprocess.Popen           audit      audit      audit
-os.system / fork / exec /  audit      audit      audit
-posix_spawn
-thread start               patch      patch +    patch + audit
-                                      audit      (_start_joinable_thread)
-time.sleep                 patch      patch      patch + audit
-=========================  =========  =========  ==========================
-
-"patch" rebinds `_thread.start_new_thread` (`start_joinable_thread` on 3.13)
-and `time.sleep` wherever module globals hold them (`threading`, `sched`...).
+Which escapes each CPython version detects, and how: the table in `_escapes`.
 
 Not interposed (cannot be from Python): clocks read by C code (lock, select
 and `queue` timeouts, OpenSSL), `hash()` randomization, `os.getrandom`,
@@ -314,6 +297,8 @@ def _build_replacements() -> None:
 # module replaced under the same name is scanned again; `_hits` maps a module
 # name to its globals and the names in them that held an original.
 _seen: set[tuple[str, object]] = set()
+_seen_keys: list[str] = []
+_seen_values: list[object] = []
 _hits: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
 _hit_order: list[str] = []
 
@@ -332,6 +317,12 @@ def _scan_module(name: str, module: object) -> None:
 
 def _scan_new_modules() -> None:
     """Scan the modules imported (or replaced) since the last scan."""
+    # Fast path (most activations of a sweep): sys.modules is unchanged. List
+    # equality compares by identity first, so this is an identity check in C.
+    keys, values = list(sys.modules), list(sys.modules.values())
+    if keys == _seen_keys and values == _seen_values:
+        return
+    _seen_keys[:], _seen_values[:] = keys, values
     current = sys.modules.copy()
     try:
         fresh = sorted(current.items() - _seen, key=lambda item: item[0])
