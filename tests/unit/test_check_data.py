@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from seedbed.check import Event, Model, Outcome, cas_register, kv, linearizable, read_history
+from seedbed.check import Model, Outcome, cas_register, kv, linearizable, read_history
+from seedbed.check._witness import unorderable
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "linearizability"
@@ -66,13 +67,11 @@ def test_witness_on_real_failures_is_unorderable_and_one_minimal(name: str) -> N
     model = model_for(name)
     verdict = linearizable(history, model, timeout=GENEROUS_TIMEOUT)
     assert not verdict and verdict.witness_minimal
-    ids = {op.id for op in verdict.witness}
-    assert 0 < len(ids) < len(history.operations())
-
-    def sub(keep: set[int]) -> list[Event]:
-        spans = {i for op in history.operations() if op.id in keep for i in (op.call, op.ret)}
-        return [e for i, e in enumerate(history) if i in spans]
-
-    assert not linearizable(sub(ids), model, witness=False)
-    for op_id in sorted(ids):
-        assert linearizable(sub(ids - {op_id}), model, witness=False)
+    assert 0 < len(verdict.witness) < len(history.operations())
+    part = [op for op in history.operations() if op.status != "fail"]
+    if verdict.part is not None:
+        part = [op for op in part if op.value[0] == verdict.part]
+    witness = list(verdict.witness)
+    assert unorderable(part, model, witness, None)
+    for drop in witness:
+        assert not unorderable(part, model, [op for op in witness if op is not drop], None)

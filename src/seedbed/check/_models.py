@@ -15,6 +15,12 @@ and optionally
   linearizable exactly when every part is (P-compositionality), and the search
   cost is exponential in the size of a part, so this matters;
 - ``describe(op)`` and ``describe_state(state)``: text for explanations;
+- ``read_only(op)``: True when ``op`` changes the state in no state at all
+  (a read, a get, a compare-and-set that reported failure). Such an
+  operation, once legal where it can be linearized, can be committed to
+  there: anything that follows it later could follow it now. The search then
+  never tries alternatives to it, which often halves its work. Optional; a
+  wrong True can give wrong verdicts, so leave it out when unsure;
 - ``compile(op)``: a one-argument function equivalent to
   ``lambda state: step(state, op)``. The checker calls the step function
   millions of times; a closure that has already unpacked the operation is
@@ -76,6 +82,12 @@ def compile_step(model: Model, op: Operation) -> StepFn:
     return lambda state: step(state, op)
 
 
+def is_read_only(model: Model, op: Operation) -> bool:
+    """``model.read_only(op)`` when the model has it, else False (always safe)."""
+    check = getattr(model, "read_only", None)
+    return bool(check(op)) if check is not None else False
+
+
 def partition_of(model: Model, ops: Sequence[Operation]) -> list[tuple[Hashable, list[Operation]]]:
     """The model's independent parts of ``ops``, as (label, operations) pairs."""
     split = getattr(model, "partition", None)
@@ -134,6 +146,9 @@ class Register:
             return _identity if not op.known else _expect(op.result)
         raise _unknown_f(self.name, op)
 
+    def read_only(self, op: Operation) -> bool:
+        return op.f == "read"
+
     def describe(self, op: Operation) -> str:
         if op.f == "write":
             return f"write({op.value!r})"
@@ -181,6 +196,9 @@ class CasRegister(Register):
             return lambda state: ILLEGAL if state == expected else state
         raise ModelError("cas-register model: cas result must be true or false", op)
 
+    def read_only(self, op: Operation) -> bool:
+        return op.f == "read" or (op.f == "cas" and op.known and op.result is False)
+
     def describe(self, op: Operation) -> str:
         if op.f != "cas":
             return super().describe(op)
@@ -222,6 +240,9 @@ class KeyValue:
                 return _identity
             return _expect(_read_value(op))
         raise _unknown_f(self.name, op)
+
+    def read_only(self, op: Operation) -> bool:
+        return op.f == "get"
 
     def partition(self, ops: Sequence[Operation]) -> list[tuple[Hashable, list[Operation]]]:
         parts: dict[Hashable, list[Operation]] = {}

@@ -1,0 +1,107 @@
+"""Benchmark of the linearizability checker on the shared Porcupine data.
+
+Times `seedbed.check.linearizable` on every history in
+../shared/data/linearizability (relative to the repository): the median of
+several runs per file, each run on fresh checker state (the search keeps
+nothing between calls) after a garbage collection. Parsing is timed apart,
+once, because Porcupine's own benchmark excludes it too. The verdict-only
+path is timed (``witness=False``), as Porcupine's ``CheckEvents`` is.
+
+    python bench/linearizability.py [--runs 5] [--data DIR]
+
+Prints a table and the two totals next to Porcupine on the same machine and
+the targets; exits 1 if a target is missed or a published verdict is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from seedbed.check import History, Model, Outcome, cas_register, kv, linearizable, read_history
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "linearizability"
+
+PORCUPINE_ETCD_S = 0.4  # Porcupine (Go), all 102 verdict-bearing etcd logs together
+PORCUPINE_C50_OK_S = 0.15  # Porcupine (Go), kv/c50-ok.txt
+TARGET_ETCD_S = 4.0
+TARGET_C50_OK_S = 1.5
+
+
+def model_for(name: str) -> Model:
+    return cas_register() if name.startswith("etcd/") else kv()
+
+
+def time_check(history: History, model: Model, runs: int) -> tuple[float, Outcome]:
+    """Median seconds of ``runs`` fresh checks, and the verdict."""
+    samples = []
+    outcome = Outcome.UNKNOWN
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        outcome = linearizable(history, model, witness=False).outcome
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), outcome
+
+
+def published(data: Path) -> dict[str, bool]:
+    table = data / "verdicts.tsv"
+    rows = [line.split("\t") for line in table.read_text().splitlines()[1:] if line.strip()]
+    return {name: flag.strip() == "true" for name, flag in rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        print(f"no data at {args.data}", file=sys.stderr)
+        return 2
+    expected = published(args.data)
+    files = sorted(args.data.glob("etcd/*.log")) + sorted(args.data.glob("kv/*.txt"))
+    medians: dict[str, float] = {}
+    wrong = []
+    print(f"{'history':24} {'ops':>5} {'verdict':>17} {'check (s)':>10} {'parse (s)':>10}")
+    for path in files:
+        name = path.relative_to(args.data).as_posix()
+        start = time.perf_counter()
+        history = read_history(path)
+        parse_s = time.perf_counter() - start
+        seconds, outcome = time_check(history, model_for(name), args.runs)
+        medians[name] = seconds
+        mark = ""
+        if name in expected and (outcome is Outcome.LINEARIZABLE) != expected[name]:
+            wrong.append(name)
+            mark = "  WRONG"
+        ops = len(history.operations())
+        print(f"{name:24} {ops:5d} {outcome:>17} {seconds:10.4f} {parse_s:10.4f}{mark}")
+    return summarize(medians, wrong, args.runs)
+
+
+def summarize(medians: dict[str, float], wrong: list[str], runs: int) -> int:
+    etcd = sum(s for name, s in medians.items() if name.startswith("etcd/"))
+    count = sum(1 for name in medians if name.startswith("etcd/"))
+    c50 = medians.get("kv/c50-ok.txt", float("nan"))
+    slowest = sorted(medians.items(), key=lambda kv: -kv[1])[:5]
+    print(f"\nmedians of {runs} runs, Python {sys.version.split()[0]}")
+    print(f"slowest: {', '.join(f'{n} {s:.3f}s' for n, s in slowest)}")
+    print(f"{'':24} {'seedbed':>10} {'Porcupine':>10} {'target':>10}")
+    etcd_ok = etcd < TARGET_ETCD_S
+    c50_ok = c50 < TARGET_C50_OK_S
+    print(f"{f'etcd, {count} logs':24} {etcd:10.3f} {PORCUPINE_ETCD_S:10.2f} "
+          f"{'< ' + str(TARGET_ETCD_S):>10} {'ok' if etcd_ok else 'MISSED'}")  # fmt: skip
+    print(f"{'kv/c50-ok.txt':24} {c50:10.3f} {PORCUPINE_C50_OK_S:10.2f} "
+          f"{'< ' + str(TARGET_C50_OK_S):>10} {'ok' if c50_ok else 'MISSED'}")  # fmt: skip
+    if wrong:
+        print(f"wrong verdicts: {', '.join(wrong)}")
+    return 0 if etcd_ok and c50_ok and not wrong else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
