@@ -30,10 +30,7 @@ class RunContext:
 
     def describe(self) -> str:
         seconds = self.virtual_time_ns / 1e9
-        return (
-            f"  seed={self.seed} step={self.step} t={seconds:.6f}s\n"
-            f"  replay: {self.replay}"
-        )
+        return f"  seed={self.seed} step={self.step} t={seconds:.6f}s\n  replay: {self.replay}"
 
 
 class SimulationFailure(SeedbedError):

@@ -1,12 +1,12 @@
-"""Lean handles, and tasks and futures whose hash is their creation number.
+"""Lean handles, and tasks whose hash is their creation number.
 
 The handles subclass asyncio's, so `isinstance` checks and `cancel()` keep
 working, but skip `Handle.__init__` (which asks the loop for its debug flag on
 every call): a callback's cost is mostly its handle.
 
-Tasks and futures hash by creation number, not by address: the `done` and
-`pending` sets that `asyncio.wait` returns then iterate in an order fixed by
-the program, not by where the allocator put each object.
+Tasks hash by creation number, not by address: the `done` and `pending` sets
+that `asyncio.wait` returns then iterate in an order fixed by the program,
+not by where the allocator put each task.
 """
 
 from __future__ import annotations
@@ -61,22 +61,24 @@ class SimTimerHandle(asyncio.TimerHandle):
         self._source_traceback = None
         self._repr = None
         self._context = context
-        self._scheduled = False
+        self._scheduled = True  # created only to go straight into the heap
         self._when = when_ns / 1e9
         self.when_ns = when_ns
 
     def __hash__(self) -> int:
         return hash(self.when_ns)
 
+    def cancel(self) -> None:
+        """As `TimerHandle.cancel`, minus the debug bookkeeping on the hot path.
 
-class SimFuture(asyncio.Future[Any]):
-    """A future that hashes by creation number."""
-
-    __slots__ = ("number",)
-    number: int
-
-    def __hash__(self) -> int:
-        return self.number
+        `asyncio.sleep` cancels its timer in a `finally` even after it fired.
+        """
+        if not self._cancelled:
+            self._cancelled = True
+            if self._scheduled:
+                self._loop._timer_handle_cancelled(self)
+            self._callback = None  # type: ignore[assignment]
+            self._args = None  # type: ignore[assignment]
 
 
 class SimTask(asyncio.Task[Any]):

@@ -20,6 +20,7 @@ from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.errors import SimulationFailure, UsageError
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
+UNLIMITED = 1 << 62  # a budget no run reaches: ~146 virtual years, or steps
 
 
 @dataclass(frozen=True)
@@ -82,13 +83,13 @@ class LoopState:
         "clock",
         "config",
         "cost_base",
+        "cost_levels",
+        "cost_position",
         "cost_span",
         "costs",
         "entropy",
         "failure",
-        "io_busy",
         "last_sleep_step",
-        "next_number",
         "parked",
         "ready",
         "replay",
@@ -102,6 +103,7 @@ class LoopState:
         "timers",
         "trace",
         "user",
+        "wake_limit",
     )
 
     def __init__(self, seed: int, config: LoopConfig, trace: Trace) -> None:
@@ -117,35 +119,46 @@ class LoopState:
         self.parked: list[tuple[str, asyncio.Future[None]]] = []
         self.tasks: dict[int, SimTask] = {}
         self.asyncgens: WeakKeyDictionary[Any, contextvars.Context] = WeakKeyDictionary()
-        self.next_number = 0
         self.steps = 0
         self.last_sleep_step = 0
-        self.step_limit = config.max_steps if config.max_steps is not None else -1
-        self.time_limit = to_ns(config.max_time) if config.max_time is not None else -1
+        # No budget is an unreachable one, so the hot path needs no None checks.
+        self.step_limit = config.max_steps if config.max_steps is not None else UNLIMITED
+        self.time_limit = to_ns(config.max_time) if config.max_time is not None else UNLIMITED
+        # The fast path of waking for a timer applies below this deadline: past
+        # the time budget, or with jitter to draw, the general path runs.
+        self.wake_limit = -1 if config.timer_jitter_max else self.time_limit
         self.running = False
         self.stopping = False
         self.failure: SimulationFailure | None = None
         self.replay = f"seedbed.new_event_loop(seed={seed})"
-        self.io_busy: Any = None  # a world's "is anything in flight?" probe
         self.cost_base = to_ns(config.cpu_cost_min)
         self.cost_span = to_ns(config.cpu_cost_max) - self.cost_base
+        self.cost_levels = [self.cost_base + level * self.cost_span // 255 for level in range(256)]
         self.costs: list[int] = [0] * COST_TABLE_SIZE
+        self.cost_position = 0
         self.refill_costs()
 
     def refill_costs(self) -> None:
         """Draw the virtual CPU cost of the next COST_TABLE_SIZE callbacks at once.
 
-        One labelled draw per batch keeps the per-callback cost to a list index.
+        One labelled draw per batch keeps the per-callback cost to a list index;
+        each callback gets one of 256 evenly spaced costs in the configured range.
         """
-        bits = self.sched.raw(16 * COST_TABLE_SIZE)
+        bits = self.sched.raw(8 * COST_TABLE_SIZE)
         self.trace.emit("draw", "loop", "callback cpu costs", bits & ((1 << 64) - 1))
-        base, span = self.cost_base, self.cost_span
-        costs = self.costs
-        for i in range(COST_TABLE_SIZE):
-            costs[i] = base + ((bits >> (16 * i)) & 0xFFFF) * span // 0xFFFF
+        self.costs[:] = map(self.cost_levels.__getitem__, bits.to_bytes(COST_TABLE_SIZE, "little"))
 
-    def number(self) -> int:
-        """The next creation number for a task or future."""
-        n = self.next_number + 1
-        self.next_number = n
-        return n
+    def take_costs(self, n: int) -> list[int]:
+        """The virtual CPU costs of the next `n` callbacks, in order."""
+        start = self.cost_position
+        end = start + n
+        if end <= COST_TABLE_SIZE:
+            self.cost_position = end
+            return self.costs[start:end]
+        taken = self.costs[start:]
+        while len(taken) < n:
+            self.refill_costs()
+            more = min(COST_TABLE_SIZE, n - len(taken))
+            taken += self.costs[:more]
+            self.cost_position = more
+        return taken
