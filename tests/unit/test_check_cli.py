@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,22 @@ def test_model_is_required_and_checked() -> None:
     assert code == 2 and "--model" in err
     code, _, err = run("x.log", "--model", "queue")
     assert code == 2 and "queue" in err
+
+
+def test_the_installed_command_runs_it(files: dict[str, str]) -> None:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    argv = [sys.executable, "-m", "seedbed", "check-history", files["stale"], "--model", "register"]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(files["stale"] + ": not-linearizable (")
+
+
+def test_explain_names_the_conflicting_operations_by_line(files: dict[str, str]) -> None:
+    code, out, _ = run(files["good"], files["stale"], "--model", "cas-register", "--explain")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].endswith(" s)") and ": linearizable (" in lines[0]  # nothing under a pass
+    assert ": not-linearizable (" in lines[1]
+    assert lines[2] == "    these operations cannot be ordered:"
+    assert lines[3].strip() == "p1 read() -> 2   [lines 3-4]"  # nothing ever wrote 2

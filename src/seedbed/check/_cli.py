@@ -1,7 +1,8 @@
 """``seedbed check-history``: linearizability verdicts for history files.
 
 One line per file, in the order given; ``--json`` makes each line a JSON
-object ``{"file", "verdict", "seconds"}``. The exit status summarizes them
+object ``{"file", "verdict", "seconds"}``; ``--explain`` follows a failing
+file's line with its explanation, indented. The exit status summarizes them
 all: 0 every file linearizable, 1 some file not, 3 none not but some unknown
 (timed out), 2 bad input (with a one-line message naming file and line on
 stderr; the other files are still checked and reported).
@@ -29,26 +30,29 @@ def _model_error_line(history: History, error: ModelError) -> str:
     return f"{where}: {error}"
 
 
-def _check_file(path: str, model_name: str, timeout: float | None) -> Verdict | str:
+def _check_file(path: str, model_name: str, timeout: float | None, explain: bool) -> Verdict | str:
     """The verdict for one file, or the one-line message describing bad input."""
     try:
         history = read_history(path)
     except UsageError as exc:
         return str(exc)
     try:
-        return linearizable(history, MODELS[model_name](), timeout, witness=False)
+        return linearizable(history, MODELS[model_name](), timeout, witness=explain)
     except ModelError as exc:
         return _model_error_line(history, exc)
     except UsageError as exc:
         return f"{path}: {exc}"
 
 
-def _report(path: str, verdict: Verdict, as_json: bool) -> None:
+def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
     if as_json:
         obj = {"file": path, "verdict": str(verdict.outcome), "seconds": round(verdict.seconds, 6)}
         click.echo(json.dumps(obj))
     else:
         click.echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
+    if explain and verdict.outcome is Outcome.NOT_LINEARIZABLE:
+        for line in verdict.explain().splitlines()[1:]:
+            click.echo(f"    {line}")
 
 
 @click.command("check-history")
@@ -62,30 +66,37 @@ def _report(path: str, verdict: Verdict, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
 @click.option(
+    "--explain",
+    is_flag=True,
+    help="Under a failing file, name the operations that cannot be ordered.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0),
     default=None,
     help="Seconds per file before the verdict is 'unknown'.",
 )
 def check_history(
-    files: tuple[str, ...], model_name: str, as_json: bool, timeout: float | None
+    files: tuple[str, ...], model_name: str, as_json: bool, explain: bool, timeout: float | None
 ) -> None:
     """Check that each history FILE is linearizable under --model.
 
     The format (Jepsen log, Clojure maps, seedbed JSON Lines) is recognized
     from the content. Exit 0: all linearizable; 1: some not; 3: none not,
-    some unknown (timeout); 2: bad input.
+    some unknown (timeout); 2: bad input. --explain adds, indented under a
+    failing file, a smallest set of operations that cannot all be ordered
+    and the longest legal order found.
     """
     outcomes: set[Outcome] = set()
     bad_input = False
     for path in files:
-        result = _check_file(path, model_name, timeout)
+        result = _check_file(path, model_name, timeout, explain)
         if isinstance(result, str):
             click.echo(f"error: {result}", err=True)
             bad_input = True
             continue
         outcomes.add(result.outcome)
-        _report(path, result, as_json)
+        _report(path, result, as_json, explain)
     sys.exit(_exit_code(outcomes, bad_input))
 
 

@@ -64,6 +64,7 @@ class Verdict:
     witness_minimal: bool = False
     part: Hashable = None
     model: Model | None = field(default=None, repr=False, compare=False)
+    history: History | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return self.outcome is Outcome.LINEARIZABLE
@@ -78,14 +79,18 @@ class Verdict:
         if self.part is not None:
             lines.append(f"in part {self.part!r}:")
         lines.append("these operations cannot be ordered:")
-        lines += [f"  p{op.process} {describe(op)}   [events {_span(op)}]" for op in self.witness]
+        lines += [f"  p{op.process} {describe(op)}   [{self._span(op)}]" for op in self.witness]
         lines.append(f"longest legal order ({len(self.order)} operations):")
         lines += [f"  {describe(op)}" for op in self.order]
         return "\n".join(lines)
 
-
-def _span(op: Operation) -> str:
-    return f"{op.call}..{'end' if op.ret is None else op.ret}"
+    def _span(self, op: Operation) -> str:
+        """Where the operation was seen: source lines when known, else event indices."""
+        events = self.history
+        if events is not None and events[op.call].line is not None:
+            end = "end" if op.ret is None else events[op.ret].line
+            return f"lines {events[op.call].line}-{end}"
+        return f"events {op.call}-{'end' if op.ret is None else op.ret}"
 
 
 def _as_history(history: History | Iterable[Event]) -> History:
@@ -177,7 +182,8 @@ def linearizable(
         raise UsageError("timeout must be >= 0")
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
-    ops = [op for op in _as_history(history).operations() if op.status != "fail"]
+    events = _as_history(history)
+    ops = [op for op in events.operations() if op.status != "fail"]
     with _collector_paused():
         decision = _decide(partition_of(model, ops), model, deadline)
     if decision.failed is None:
@@ -202,4 +208,5 @@ def linearizable(
         minimal,
         label,
         model,
+        events,
     )
