@@ -15,6 +15,10 @@ completion entry, so it is never forced: reaching the end with every known
 operation linearized is success. And a read-only operation (the model says
 which) that is legal when tried is committed to: anything that could follow
 it later could follow it there, so alternatives to it are never explored.
+
+For explanations (`_witness`) some operations are *soft*: optional within
+their interval. Reaching a soft return entry skips that operation instead of
+ending the path.
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ class SearchTimeout(Exception):
 
 
 class _Node:
-    """An entry of the call/return list. A return entry has ``fn`` None."""
+    """An entry of the call/return list.
+
+    A call entry has the operation's step function ``fn``; a return entry
+    has None. ``pure`` marks entries that, once undone, leave no alternative
+    to try at their level: legal read-only calls and skipped soft returns.
+    """
 
     __slots__ = ("bit", "fn", "match", "next", "op", "prev", "pure")
 
@@ -55,7 +64,7 @@ def _build(ops: Sequence[Operation], model: Model, soft: frozenset[int]) -> _Nod
     known operation linearized is success, the unknown ones never took effect.
     Operations whose id is in ``soft`` are optional *within* their interval:
     their return entry, if reached, lets the search skip them (see
-    `_minimize`). A soft return entry points back at its call entry.
+    `_witness`). A soft return entry points back at its call entry.
     """
     keyed: list[tuple[int, int, _Node]] = []
     for i, op in enumerate(ops):
