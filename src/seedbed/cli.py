@@ -2,23 +2,173 @@
 
 Every process this command runs hashes strings with seedbed's fixed seed: when
 started under another `PYTHONHASHSEED`, it re-executes itself first, so a seed
-replays the same from any shell.
+replays the same from any shell. Exit codes: 0 success, 1 a run failed (or a
+replay diverged), 2 bad input, with a one-line message and no traceback.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from seedbed._hashseed import fixed_env, hash_seed_is_fixed
+
+_SEED_HELP = "the seed: decimal or 0x-prefixed hex"
+
+
+class _SeedType(click.ParamType):
+    """Seeds as people write them: 42 or 0xC0FFEE."""
+
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            seed = int(str(value), 0)
+        except ValueError:
+            self.fail(f"{value!r} is not a seed: use a non-negative integer like 42 or 0xC0FFEE")
+        if seed < 0:
+            self.fail(f"{value!r} is negative: seeds are non-negative integers")
+        return seed
+
+
+SEED = _SeedType()
+
+
+def _usage_error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _resolve(target: str) -> Callable[..., Any]:
+    from seedbed._target import resolve
+    from seedbed.errors import UsageError
+
+    try:
+        return resolve(target)
+    except UsageError as exc:
+        _usage_error(str(exc))
+        raise  # unreachable: _usage_error exits
+
+
+def _options(max_steps: int | None, max_time: float | None, strict: bool) -> dict[str, Any]:
+    return {"max_steps": max_steps, "max_time": max_time, "strict": strict}
+
+
+def _describe_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @click.group()
 @click.version_option(package_name="seedbed")
 def cli() -> None:
     """Deterministic simulation testing for Python."""
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--seed", type=SEED, required=True, help=_SEED_HELP)
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget in seconds")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="write the run's events to this JSON Lines file")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def run(
+    target: str,
+    seed: int,
+    max_steps: int | None,
+    max_time: float | None,
+    strict: bool,
+    trace_path: str | None,
+    as_json: bool,
+) -> None:
+    """Run TARGET (module:function or file.py:function) under one seed."""
+    from seedbed._core import Trace
+    from seedbed.aio.runner import execute, make_config
+    from seedbed.errors import UsageError
+    from seedbed.sweep import summarize
+
+    main = _resolve(target)
+    try:
+        config = make_config(max_steps, max_time, {"strict": strict})
+        outcome = execute(main, seed, config, Trace(keep=trace_path is not None), trace_path)
+    except (UsageError, OSError) as exc:
+        _usage_error(str(exc))
+        return
+    result, error = outcome.result, outcome.error
+    if as_json:
+        record = {
+            "seed": seed,
+            "trace_hash": result.trace_hash,
+            "steps": result.steps,
+            "virtual_time": result.virtual_time,
+            "value": None if error else _describe_value(result.value),
+            "failure": summarize(error) if error else None,
+        }
+        click.echo(json.dumps(record, sort_keys=True))
+    else:
+        click.echo(
+            f"seed={seed} trace_hash={result.trace_hash} steps={result.steps} "
+            f"virtual_time={result.virtual_time:.6f}s"
+            + ("" if error else f" value={_describe_value(result.value)}")
+        )
+    if error is not None:
+        click.echo(f"{type(error).__name__}: {error}", err=True)
+        for note in getattr(error, "__notes__", []):
+            click.echo(note, err=True)
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), required=True,
+              help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
+def replay(target: str, trace_path: str) -> None:
+    """Re-run TARGET against a recorded trace; stop at the first divergence."""
+    from seedbed.aio.runner import replay as replay_run
+    from seedbed.errors import Nondeterminism, UsageError
+
+    main = _resolve(target)
+    try:
+        result = replay_run(main, trace=trace_path)
+    except UsageError as exc:
+        _usage_error(str(exc))
+        return
+    except Nondeterminism as exc:
+        click.echo(f"Nondeterminism: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # the recorded failure, reproduced
+        click.echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--seeds", type=click.IntRange(min=1), default=100, show_default=True,
+              help="how many seeds to run")  # fmt: skip
+@click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget per seed, seconds")  # fmt: skip
+def sweep(
+    target: str, seeds: int, first: int, max_steps: int | None, max_time: float | None
+) -> None:
+    """Run TARGET under many seeds; list the failing seeds and how to replay one."""
+    from seedbed._sweep_display import run_sweep
+
+    main = _resolve(target)
+    failures = run_sweep(main, range(first, first + seeds), max_steps=max_steps, max_time=max_time)
+    sys.exit(1 if failures else 0)
 
 
 def _register_commands() -> None:

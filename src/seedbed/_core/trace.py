@@ -58,7 +58,7 @@ def describe_event(event: Sequence[Field]) -> str:
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
-    __slots__ = ("_expected", "count", "events", "quiet", "word")
+    __slots__ = ("_expected", "count", "divergence", "events", "quiet", "word")
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
         self.word = _OFFSET
@@ -68,6 +68,8 @@ class Trace:
         # Neither keeping nor checking events: only the hash is maintained, and
         # the loop may fold time events inline (see `time`).
         self.quiet = not keep and expected is None
+        # The first divergence found, kept in case user code swallows the raise.
+        self.divergence: Nondeterminism | None = None
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""
@@ -100,17 +102,16 @@ class Trace:
     def _check(self, index: int, event: Event) -> None:
         expected = self._expected
         assert expected is not None
-        if index >= len(expected):
-            raise Nondeterminism(
-                f"the run went on past the recorded trace's end at event {index}\n"
-                f"  recorded: (end of trace)\n  actual:   {describe_event(event)}"
-            )
-        if tuple(expected[index]) != event:
-            raise Nondeterminism(
-                f"the run diverged from the recorded trace at event {index}\n"
-                f"  recorded: {describe_event(expected[index])}\n"
-                f"  actual:   {describe_event(event)}"
-            )
+        if index < len(expected) and tuple(expected[index]) == event:
+            return
+        recorded = describe_event(expected[index]) if index < len(expected) else "(end of trace)"
+        divergence = Nondeterminism(
+            f"the run diverged from the recorded trace at event {index}\n"
+            f"  recorded: {recorded}\n  actual:   {describe_event(event)}"
+        )
+        if self.divergence is None:
+            self.divergence = divergence
+        raise divergence
 
     def check_complete(self) -> None:
         """In checking mode, fail if the run ended before the recorded trace did."""

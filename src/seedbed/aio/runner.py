@@ -40,13 +40,15 @@ class RunResult:
     virtual_time: float  # seconds
 
 
-def _check_seed(seed: object) -> int:
+def check_seed(seed: object) -> int:
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise UsageError(f"seed must be a non-negative int, got {seed!r}")
     return seed
 
 
-def _config(max_steps: int | None, max_time: float | None, options: dict[str, Any]) -> LoopConfig:
+def make_config(
+    max_steps: int | None, max_time: float | None, options: dict[str, Any]
+) -> LoopConfig:
     try:
         return LoopConfig(max_steps=max_steps, max_time=max_time, **options)
     except TypeError as exc:
@@ -87,30 +89,48 @@ def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
         exc.add_note(loop.run_context().describe())
 
 
-def _execute(
+@dataclass(frozen=True)
+class RunOutcome:
+    """A run that may have failed: what the CLI and sweeps report either way."""
+
+    result: RunResult
+    error: BaseException | None
+
+
+def execute(
     main: Main, seed: int, config: LoopConfig, trace: Trace, trace_path: str | Path | None
-) -> RunResult:
+) -> RunOutcome:
+    """Run `main` once; a failure of the run is returned, not raised.
+
+    Usage errors (a bad `main`) and KeyboardInterrupt/SystemExit still raise.
+    """
     if not callable(main):
         raise UsageError(f"main must be an async callable taking no arguments, got {main!r}")
     loop = SeedbedLoop(seed, config, trace)
     loop._st.replay = replay_command(main, seed)
+    value: Any = None
     failure: BaseException | None = None
     try:
         task = loop.create_task(_call_main(main), name="main")
         value = loop.run_until_complete(task)
         _teardown(loop)
-    except UsageError:
+    except (UsageError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
         failure = exc
         _annotate(exc, loop)
-        raise
     finally:
         loop.close()
         if trace_path is not None:
             _write(trace_path, loop, config, failure)
     st = loop._st
-    return RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9)
+    return RunOutcome(RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9), failure)
+
+
+def _raise_or_return(outcome: RunOutcome) -> RunResult:
+    if outcome.error is not None:
+        raise outcome.error
+    return outcome.result
 
 
 def _write(
@@ -157,8 +177,9 @@ def run(
     `cpu_cost_min`, `cpu_cost_max`). Any error leaving the run carries the
     seed and the command that replays it.
     """
-    config = _config(max_steps, max_time, options)
-    return _execute(main, _check_seed(seed), config, Trace(keep=trace is not None), trace)
+    config = make_config(max_steps, max_time, options)
+    keep = trace is not None
+    return _raise_or_return(execute(main, check_seed(seed), config, Trace(keep=keep), trace))
 
 
 def replay(main: Main, *, trace: str | Path) -> RunResult:
@@ -173,18 +194,20 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
         raise UsageError(f"{trace}:1: the header's run options are invalid ({exc})") from None
     checking = Trace(expected=recorded.events)
     recorded_failure = recorded.end.get("failure")
-    try:
-        result = _execute(main, recorded.seed, config, checking, None)
-    except Nondeterminism:
-        raise
-    except BaseException as exc:
+    outcome = execute(main, recorded.seed, config, checking, None)
+    error = outcome.error
+    if checking.divergence is not None:
+        raise checking.divergence
+    if isinstance(error, Nondeterminism):
+        raise error
+    if error is not None:
         if recorded_failure is None or checking.count < len(recorded.events):
-            raise _diverged(checking, recorded_failure, _failure_line(exc)) from exc
-        raise
+            raise _diverged(checking, recorded_failure, _failure_line(error)) from error
+        raise error
     checking.check_complete()
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
-    return result
+    return outcome.result
 
 
 def _diverged(checking: Trace, recorded: str | None, actual: str | None) -> Nondeterminism:

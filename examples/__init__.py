@@ -1,0 +1,1 @@
+"""Example programs to run under seedbed."""
