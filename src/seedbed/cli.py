@@ -21,7 +21,7 @@ from seedbed._hashseed import fixed_env, hash_seed_is_fixed
 _SEED_HELP = "the seed: decimal or 0x-prefixed hex"
 
 
-class _SeedType(click.ParamType):
+class _SeedType(click.ParamType):  # type: ignore[type-arg]
     """Seeds as people write them: 42 or 0xC0FFEE."""
 
     name = "seed"
