@@ -52,13 +52,29 @@ def _importable_by_name(module: str, path: str) -> bool:
     return ".".join(parts) == module
 
 
-def replay_command(func: Callable[..., Any], seed: int) -> str:
-    """The shell command that re-runs `func` under `seed` (or the Python call)."""
+_CLI_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
+
+
+def replay_command(
+    func: Callable[..., Any], seed: int, options: dict[str, Any] | None = None
+) -> str:
+    """The shell command that re-runs `func` under `seed` with the same run options.
+
+    `options` holds the run options that differ from their defaults. Falls back
+    to the Python call when `func` has no importable name or an option has no
+    command-line flag.
+    """
+    options = options or {}
     target = describe(func)
-    if target is None:
+    if target is None or any(name not in _CLI_FLAGS for name in options):
         name = getattr(func, "__qualname__", repr(func))
-        return f"seedbed.run({name}, seed={seed})"
-    return f"seedbed run {target} --seed {seed}"
+        extra = "".join(f", {key}={value!r}" for key, value in options.items())
+        return f"seedbed.run({name}, seed={seed}{extra})"
+    flags = "".join(
+        f" {_CLI_FLAGS[key]}" if value is True else f" {_CLI_FLAGS[key]} {value}"
+        for key, value in options.items()
+    )
+    return f"seedbed run {target} --seed {seed}{flags}"
 
 
 def _import_file(path: Path) -> Any:

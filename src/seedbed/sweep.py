@@ -64,7 +64,9 @@ def sweep(
         outcome = execute(main, check_seed(seed), config, Trace(), None)
         result.seeds_run += 1
         if outcome.error is not None:
-            failure = SeedFailure(seed, summarize(outcome.error), replay_command(main, seed))
+            failure = SeedFailure(
+                seed, summarize(outcome.error), replay_command(main, seed, config.changed())
+            )
             result.failures.append(failure)
         if on_seed is not None:
             on_seed(seed, outcome)

@@ -73,7 +73,7 @@ def read_trace(path: str | Path) -> TraceFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the trace file ({exc})") from None
     lines = text.splitlines()
-    if not lines:
+    if not text.strip():
         raise _bad(path, 1, "the file is empty")
     header = _parse_line(path, 1, lines[0])
     if not isinstance(header, dict) or "seedbed" not in header:

@@ -63,6 +63,11 @@ class LoopConfig:
         ):
             raise UsageError(f"max_time must be a positive number or None, got {self.max_time!r}")
 
+    def changed(self) -> dict[str, Any]:
+        """The options that differ from their defaults (what a replay must repeat)."""
+        default = LoopConfig().as_dict()
+        return {key: value for key, value in self.as_dict().items() if value != default[key]}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "cpu_cost_min": self.cpu_cost_min,

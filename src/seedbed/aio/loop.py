@@ -127,13 +127,13 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         self._check_runnable()
         st = self._st
         warn_once_if_unfixed()
+        _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
         )
         st.running = True
         asyncio.events._set_running_loop(self)
-        _interpose.activate(self._host)
         try:
             self._drive()
         finally:

@@ -78,6 +78,24 @@ def _teardown(loop: SeedbedLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
 
 
+def _abandon(loop: SeedbedLoop) -> None:
+    """Close what a failed (or stubborn) run left pending, now and quietly.
+
+    Left to the garbage collector, their coroutines would be finalized at an
+    arbitrary later moment, with "Task was destroyed but it is pending!" noise.
+    Closing them here runs their `finally` blocks at a fixed point, after the
+    run's outcome is settled and outside its clocks.
+    """
+    for task in list(loop._st.tasks.values()):
+        if task.done():
+            continue
+        task._log_destroy_pending = False  # type: ignore[attr-defined]
+        try:
+            task.get_coro().close()  # type: ignore[union-attr]
+        except BaseException:  # noqa: S110 - a dying coroutine's complaint changes nothing
+            pass
+
+
 def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
     """Make sure the error leaving a run carries its seed and replay command."""
     if isinstance(exc, SimulationFailure):
@@ -107,11 +125,11 @@ def execute(
     if not callable(main):
         raise UsageError(f"main must be an async callable taking no arguments, got {main!r}")
     loop = SeedbedLoop(seed, config, trace)
-    loop._st.replay = replay_command(main, seed)
+    loop._st.replay = replay_command(main, seed, config.changed())
     value: Any = None
     failure: BaseException | None = None
+    task = loop.create_task(_call_main(main), name="main")
     try:
-        task = loop.create_task(_call_main(main), name="main")
         value = loop.run_until_complete(task)
         _teardown(loop)
     except (UsageError, KeyboardInterrupt, SystemExit):
@@ -119,7 +137,10 @@ def execute(
     except BaseException as exc:
         failure = exc
         _annotate(exc, loop)
+        if task.done() and not task.cancelled():
+            task.exception()  # raised to the caller: retrieved, so not logged at GC time
     finally:
+        _abandon(loop)
         loop.close()
         if trace_path is not None:
             _write(trace_path, loop, config, failure)
