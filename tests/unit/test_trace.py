@@ -65,9 +65,7 @@ def test_checking_notices_a_run_that_ends_early_or_goes_on_too_long() -> None:
     with pytest.raises(Nondeterminism, match="ended before the recorded trace"):
         short.check_complete()
     long = fold(Trace(expected=EVENTS[:1]), EVENTS[:1])  # type: ignore[arg-type]
-    with pytest.raises(
-        Nondeterminism, match="past the recorded trace's end|recorded: \\(end of trace\\)"
-    ):
+    with pytest.raises(Nondeterminism, match=r"recorded: \(end of trace\)"):
         long.emit("task", 2, "extra")
 
 

@@ -10,6 +10,7 @@ differs from the recording.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import platform
 from collections.abc import Callable
@@ -90,10 +91,8 @@ def _abandon(loop: SeedbedLoop) -> None:
         if task.done():
             continue
         task._log_destroy_pending = False  # type: ignore[attr-defined]
-        try:
-            task.get_coro().close()  # type: ignore[union-attr]
-        except BaseException:  # noqa: S110 - a dying coroutine's complaint changes nothing
-            pass
+        with contextlib.suppress(BaseException):  # a dying coroutine's complaint changes nothing
+            task.get_coro().close()
 
 
 def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
