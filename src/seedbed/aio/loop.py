@@ -498,7 +498,9 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
         self._st.tasks[number] = sim_task
         sim_task.add_done_callback(self._task_finished)
-        self._st.trace.emit("task", number, getattr(coro, "__qualname__", type(coro).__name__))
+        self._st.trace.emit(
+            "task", number, name, getattr(coro, "__qualname__", type(coro).__name__)
+        )
         return sim_task
 
     def _check_open(self) -> None:
