@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+_TASKGROUPS = os.path.join("asyncio", "taskgroups.py")
 
 if TYPE_CHECKING:
     from seedbed.aio.loop import SeedbedLoop
@@ -82,10 +86,23 @@ class SimTimerHandle(asyncio.TimerHandle):
 
 
 class SimTask(asyncio.Task[Any]):
-    """A task that hashes by creation number."""
+    """A task that hashes by creation number and knows who cancelled it."""
 
-    __slots__ = ("number",)
+    __slots__ = ("number", "user_cancels")
     number: int
+    user_cancels: int
 
     def __hash__(self) -> int:
         return self.number
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        """Count cancellations requested by anything but a TaskGroup.
+
+        On CPython before 3.13 a TaskGroup whose child fails cancels its parent
+        and never uncancels it (gh-116720): the parent's `cancelling()` stays at
+        1 through no fault of its own. Only the requests counted here can make
+        a task guilty of swallowing its cancellation.
+        """
+        if not sys._getframe(1).f_code.co_filename.endswith(_TASKGROUPS):
+            self.user_cancels += 1
+        return super().cancel(msg)

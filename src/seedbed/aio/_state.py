@@ -8,14 +8,13 @@ a local variable.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
+from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.errors import SimulationFailure, UsageError
 
@@ -123,7 +122,7 @@ class LoopState:
         self.cancelled_timers = 0
         self.parked: list[tuple[str, asyncio.Future[None]]] = []
         self.tasks: dict[int, SimTask] = {}
-        self.asyncgens: WeakKeyDictionary[Any, contextvars.Context] = WeakKeyDictionary()
+        self.asyncgens = AsyncGenTracker()
         self.steps = 0
         self.last_sleep_step = 0
         # No budget is an unreachable one, so the hot path needs no None checks.

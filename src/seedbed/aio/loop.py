@@ -493,6 +493,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         number = next(self._numbers)
         sim_task = SimTask.__new__(SimTask)
         sim_task.number = number  # before __init__: registration hashes the task
+        sim_task.user_cancels = 0
         if name is None:
             name = f"Task-{next(self._task_names)}"
         sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
@@ -510,13 +511,17 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
     def _task_finished(self, task: asyncio.Future[Any]) -> None:
         assert isinstance(task, SimTask)
         self._st.tasks.pop(task.number, None)
-        if not task.cancelled() and task.cancelling() > 0 and task.exception() is None:
+        if (
+            not task.cancelled()
+            and min(task.cancelling(), task.user_cancels) > 0
+            and task.exception() is None
+        ):
             self._report_swallowed(task, "caught its cancellation and returned normally")
 
     def report_unfinished_cancellations(self) -> None:
         """Report tasks still running although they were cancelled (end of a run)."""
         for task in list(self._st.tasks.values()):
-            if not task.done() and task.cancelling() > 0:
+            if not task.done() and min(task.cancelling(), task.user_cancels) > 0:
                 self._report_swallowed(task, "was cancelled but is still running")
 
     def _report_swallowed(self, task: asyncio.Task[Any], what: str) -> None:
@@ -564,21 +569,22 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
     # -- async generators ---------------------------------------------------
 
     def _asyncgen_firstiter(self, agen: Any) -> None:
-        self._st.asyncgens[agen] = contextvars.copy_context()
+        self._st.asyncgens.started(agen)
 
     def _asyncgen_finalizer(self, agen: Any) -> None:
-        context = self._st.asyncgens.pop(agen, None)
+        context = self._st.asyncgens.owner_context(agen)
         if self._closed:
             return
         self.call_soon(self.create_task, agen.aclose(), context=context)
 
     async def shutdown_asyncgens(self) -> None:
-        agens = list(self._st.asyncgens.keys())
-        self._st.asyncgens.clear()
-        if not agens:
+        """Close the async generators still open, each in its owner's context."""
+        owned = self._st.asyncgens.take_all()
+        if not owned:
             return
-        results = await asyncio.gather(*(ag.aclose() for ag in agens), return_exceptions=True)
-        for agen, result in zip(agens, results, strict=True):
+        closing = [self.create_task(agen.aclose(), context=context) for agen, context in owned]
+        results = await asyncio.gather(*closing, return_exceptions=True)
+        for (agen, _), result in zip(owned, results, strict=True):
             if isinstance(result, Exception):
                 self.call_exception_handler(
                     {
