@@ -87,12 +87,14 @@ class LoopState:
         "clock",
         "config",
         "cost_base",
+        "cost_fence",
         "cost_levels",
         "cost_position",
         "cost_span",
         "costs",
         "entropy",
         "failure",
+        "halt",
         "last_sleep_step",
         "parked",
         "ready",
@@ -133,6 +135,7 @@ class LoopState:
         self.wake_limit = -1 if config.timer_jitter_max else self.time_limit
         self.running = False
         self.stopping = False
+        self.halt = False  # stopping or failed: the loop leaves after this iteration
         self.failure: SimulationFailure | None = None
         self.replay = f"seedbed.new_event_loop(seed={seed})"
         self.cost_base = to_ns(config.cpu_cost_min)
@@ -140,7 +143,9 @@ class LoopState:
         self.cost_levels = [self.cost_base + level * self.cost_span // 255 for level in range(256)]
         self.costs: list[int] = [0] * COST_TABLE_SIZE
         self.cost_position = 0
+        self.cost_fence = 0
         self.refill_costs()
+        self.place_cost_fence(self.step_limit)
 
     def refill_costs(self) -> None:
         """Draw the virtual CPU cost of the next COST_TABLE_SIZE callbacks at once.
@@ -151,6 +156,15 @@ class LoopState:
         bits = self.sched.raw(8 * COST_TABLE_SIZE)
         self.trace.emit("draw", "loop", "callback cpu costs", bits & ((1 << 64) - 1))
         self.costs[:] = map(self.cost_levels.__getitem__, bits.to_bytes(COST_TABLE_SIZE, "little"))
+
+    def place_cost_fence(self, steps_left: int) -> None:
+        """Where the loop's fast path must stop taking costs: the table's end, or
+        the step budget, whichever comes first."""
+        self.cost_fence = min(COST_TABLE_SIZE, self.cost_position + steps_left)
+
+    def set_step_limit(self, limit: int) -> None:
+        self.step_limit = limit
+        self.place_cost_fence(limit - self.steps)
 
     def take_costs(self, n: int) -> list[int]:
         """The virtual CPU costs of the next `n` callbacks, in order."""

@@ -45,7 +45,7 @@ from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _interpose
 from seedbed.aio._diagnose import describe_waiting
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
-from seedbed.aio._state import COST_TABLE_SIZE, LoopConfig, LoopState
+from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.errors import (
     BudgetExceeded,
     CancellationSwallowed,
@@ -140,6 +140,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
             _interpose.deactivate()
             st.running = False
             st.stopping = False
+            st.halt = st.failure is not None
             asyncio.events._set_running_loop(None)
             sys.set_asyncgen_hooks(*old_hooks)
 
@@ -167,7 +168,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
             raise RuntimeError("Cannot run the event loop while another loop is running")
 
     def stop(self) -> None:
-        self._st.stopping = True
+        self._st.stopping = self._st.halt = True
 
     def is_running(self) -> bool:
         return self._st.running
@@ -211,15 +212,13 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
                 self._resume_one_parked()
             n = len(ready)
             if n:
-                if st.step_limit - st.steps < n:
-                    n = self._steps_left(n)
                 start = st.cost_position
                 end = start + n
-                if end <= COST_TABLE_SIZE:
+                if end <= st.cost_fence:  # no cost refill due and no step budget near
                     st.cost_position = end
                     batch = costs[start:end]
                 else:
-                    batch = st.take_costs(n)
+                    batch = self._batch_costs(n)
                 for cost in batch:
                     handle = popleft()
                     if handle._cancelled:
@@ -232,13 +231,15 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
-                if st.failure is not None or st.stopping or clock.now > st.time_limit:
+                if st.halt or clock.now > st.time_limit:
                     if st.failure is not None:
                         raise self._fail(st.failure)
                     if clock.now > st.time_limit:
                         raise self._fail(self._budget_error(f"max_time={st.config.max_time}s"))
                     break
-            elif st.stopping:
+            elif st.halt:
+                if st.failure is not None:
+                    raise self._fail(st.failure)
                 break
             elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
                 clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer
@@ -251,13 +252,15 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
             elif not self._sleep_until_next_timer():
                 raise self._fail(self._deadlock())
 
-    def _steps_left(self, n: int) -> int:
-        """Shrink a batch to the step budget; raise once the budget is spent."""
+    def _batch_costs(self, n: int) -> list[int]:
+        """Costs for the next batch, refilling the table; shortened to the step budget."""
         st = self._st
         left = st.step_limit - st.steps
         if left <= 0:
             raise self._fail(self._budget_error(f"max_steps={st.step_limit}"))
-        return min(n, left)
+        batch = st.take_costs(min(n, left))
+        st.place_cost_fence(left - len(batch))
+        return batch
 
     def _collect_due_timers(self) -> None:
         """Move due timers to the ready queue, ties at one instant in seeded order."""
@@ -375,6 +378,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         """Keep the first failure; the run stops at the end of this iteration."""
         if self._st.failure is None:
             self._st.failure = self._fail(failure)
+            self._st.halt = True
 
     # -- callbacks and timers -----------------------------------------------
 

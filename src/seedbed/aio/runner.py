@@ -73,7 +73,7 @@ def _teardown(loop: SeedbedLoop) -> None:
     for task in pending:
         task.cancel()
     st = loop._st
-    st.step_limit = min(st.step_limit, st.steps + _TEARDOWN_STEPS)
+    st.set_step_limit(min(st.step_limit, st.steps + _TEARDOWN_STEPS))
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     loop.run_until_complete(loop.shutdown_asyncgens())
