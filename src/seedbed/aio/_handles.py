@@ -25,9 +25,16 @@ if TYPE_CHECKING:
 
 
 class SimHandle(asyncio.Handle):
-    """A `call_soon` callback."""
+    """A `call_soon` callback.
+
+    Every task step costs one of these. The two fields asyncio only writes in
+    debug mode are class-level defaults here, which saves their stores; the
+    one place asyncio writes `_repr` (`cancel` in debug mode) is overridden.
+    """
 
     __slots__ = ()
+    _source_traceback = None
+    _repr = None
 
     def __init__(
         self,
@@ -40,9 +47,13 @@ class SimHandle(asyncio.Handle):
         self._args = args
         self._cancelled = False
         self._loop = loop
-        self._source_traceback = None
-        self._repr = None
         self._context = context
+
+    def cancel(self) -> None:
+        if not self._cancelled:
+            self._cancelled = True
+            self._callback = None  # type: ignore[assignment]
+            self._args = None  # type: ignore[assignment]
 
 
 class SimTimerHandle(asyncio.TimerHandle):
