@@ -60,6 +60,8 @@ class SimTimerHandle(asyncio.TimerHandle):
     """A `call_later`/`call_at` callback; `when_ns` is its deadline in the heap."""
 
     __slots__ = ("when_ns",)
+    _source_traceback = None  # debug-only fields: class defaults, as in SimHandle
+    _repr = None
 
     def __init__(
         self,
@@ -73,8 +75,6 @@ class SimTimerHandle(asyncio.TimerHandle):
         self._args = args
         self._cancelled = False
         self._loop = loop
-        self._source_traceback = None
-        self._repr = None
         self._context = context
         self._scheduled = True  # created only to go straight into the heap
         self._when = when_ns / 1e9

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import sys
 import warnings
@@ -100,6 +101,8 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         self._signal_handlers: dict[int, SimHandle] = {}
         self._host = _RunHost(self)
         self.set_debug(False)
+        # Every sleep creates a future; a partial makes the call without a Python frame.
+        self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
 
     # -- identity -----------------------------------------------------------
 
@@ -475,9 +478,12 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
     # -- futures and tasks --------------------------------------------------
 
     def create_future(self) -> asyncio.Future[Any]:
-        # Plain C futures: a subclass that hashes by creation number cost 10% of
-        # a sleep step. Tasks do hash by number (see SimTask), which is what
-        # fixes the order of the sets asyncio.wait returns.
+        """A plain C future (`__init__` installs a faster equivalent on the instance).
+
+        A subclass that hashes by creation number cost 10% of a sleep step, so
+        futures stay plain; tasks do hash by number (see SimTask), which is
+        what fixes the order of the sets `asyncio.wait` returns.
+        """
         return asyncio.Future(loop=self)
 
     def create_task(
