@@ -31,10 +31,12 @@ from seedbed.errors import (
     SimulatorBug,
     UsageError,
 )
+from seedbed.world import ClockConfig, Simulation, SimulationResult, current_node
 
 __all__ = [
     "BudgetExceeded",
     "CancellationSwallowed",
+    "ClockConfig",
     "Deadlock",
     "EventLoopPolicy",
     "InvariantViolation",
@@ -45,13 +47,16 @@ __all__ = [
     "SeedbedError",
     "SeedbedLoop",
     "SeedbedWarning",
+    "Simulation",
     "SimulationEscape",
     "SimulationFailure",
+    "SimulationResult",
     "SimulatorBug",
     "UsageError",
     "__version__",
     "check_determinism",
     "checkpoint",
+    "current_node",
     "new_event_loop",
     "replay",
     "run",

@@ -99,9 +99,10 @@ class SimTimerHandle(asyncio.TimerHandle):
 class SimTask(asyncio.Task[Any]):
     """A task that hashes by creation number and knows who cancelled it."""
 
-    __slots__ = ("number", "user_cancels")
+    __slots__ = ("lane", "number", "user_cancels")
     number: int
     user_cancels: int
+    lane: Any  # the lane (a world's node incarnation) it was created in, or None
 
     def __hash__(self) -> int:
         return self.number

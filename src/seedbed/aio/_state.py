@@ -8,8 +8,10 @@ a local variable.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +97,7 @@ class LoopState:
         "entropy",
         "failure",
         "halt",
+        "lane_var",
         "last_sleep_step",
         "parked",
         "ready",
@@ -110,6 +113,7 @@ class LoopState:
         "trace",
         "user",
         "wake_limit",
+        "wall_clock",
     )
 
     def __init__(self, seed: int, config: LoopConfig, trace: Trace) -> None:
@@ -136,6 +140,8 @@ class LoopState:
         self.running = False
         self.stopping = False
         self.halt = False  # stopping or failed: the loop leaves after this iteration
+        self.lane_var: contextvars.ContextVar[Any] | None = None  # set by a world
+        self.wall_clock: Callable[[int], int] | None = None  # set by a world
         self.failure: SimulationFailure | None = None
         self.replay = f"seedbed.new_event_loop(seed={seed})"
         self.cost_base = to_ns(config.cpu_cost_min)

@@ -46,6 +46,7 @@ from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _interpose
 from seedbed.aio._diagnose import describe_waiting
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._lanes import drive_lanes
 from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.errors import (
     BudgetExceeded,
@@ -196,6 +197,9 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         every simulation, and a method call per iteration showed up in profiles.
         """
         st = self._st
+        if st.lane_var is not None:
+            drive_lanes(self, st)
+            return
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
         while True:
@@ -504,6 +508,11 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         sim_task = SimTask.__new__(SimTask)
         sim_task.number = number  # before __init__: registration hashes the task
         sim_task.user_cancels = 0
+        lane_var = self._st.lane_var
+        if lane_var is None:
+            sim_task.lane = None
+        else:  # 3.11 tasks do not expose their context: remember their lane now
+            sim_task.lane = lane_var.get() if context is None else context.get(lane_var)
         if name is None:
             name = f"Task-{next(self._task_names)}"
         sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
@@ -650,6 +659,29 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
 
     # -- I/O: served by a simulated world, refused without one ---------------
 
+    def enable_lanes(self, lane_var: contextvars.ContextVar[Any]) -> None:
+        """Interleave callbacks by lane (a simulated world's nodes), see `_lanes`."""
+        self._st.lane_var = lane_var
+
+    def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
+        """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""
+        self._st.wall_clock = wall_clock
+
+    def tasks_in_lane(self, lane: object) -> list[SimTask]:
+        """The unfinished tasks created in `lane`, in creation order."""
+        return [task for task in self._st.tasks.values() if task.lane is lane and not task.done()]
+
+    def bury(self, task: SimTask) -> None:
+        """Forget a task that must never run again (its node crashed).
+
+        It leaves asyncio's registry (so no teardown cancels it and runs its
+        `finally` blocks), the loop's, and its destroy warning is silenced; the
+        caller keeps it referenced for as long as it must not be collected.
+        """
+        self._st.tasks.pop(task.number, None)
+        task._log_destroy_pending = False  # type: ignore[attr-defined]
+        asyncio.tasks._unregister_task(task)
+
     def install_network(self, network: Any) -> None:
         """Let a simulated world serve this loop's network methods."""
         self._network = network
@@ -708,7 +740,10 @@ class _RunHost:
         return self._loop._st.clock.now
 
     def wall_ns(self) -> int:
-        return WALL_EPOCH_NS + self._loop._st.clock.now
+        st = self._loop._st
+        if st.wall_clock is not None:
+            return st.wall_clock(st.clock.now)
+        return WALL_EPOCH_NS + st.clock.now
 
     def urandom(self, n: int, reason: str) -> bytes:
         stream = self._loop._st.user

@@ -79,7 +79,7 @@ def _teardown(loop: SeedbedLoop) -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
 
 
-def _abandon(loop: SeedbedLoop) -> None:
+def abandon_pending(loop: SeedbedLoop) -> None:
     """Close what a failed (or stubborn) run left pending, now and quietly.
 
     Left to the garbage collector, their coroutines would be finalized at an
@@ -139,7 +139,7 @@ def execute(
         if task.done() and not task.cancelled():
             task.exception()  # raised to the caller: retrieved, so not logged at GC time
     finally:
-        _abandon(loop)
+        abandon_pending(loop)
         loop.close()
         if trace_path is not None:
             _write(trace_path, loop, config, failure)

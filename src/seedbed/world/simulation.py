@@ -1,0 +1,313 @@
+"""`seedbed.Simulation`: many named nodes in one process, on one seeded loop.
+
+Hosts run for the whole simulation (and again after a restart); clients run
+once, and the run ends when every client has returned. A node's exception
+fails the run, with the seed in the error. Control verbs (`crash`,
+`restart`, `bounce`, and the network's `partition`, `repair`, `hold`,
+`release`) work from the test between steps (`advance`), from an action
+scheduled with `at`, and from a task inside the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from seedbed._core import Trace, to_ns
+from seedbed.aio._state import LoopConfig
+from seedbed.aio.loop import SeedbedLoop
+from seedbed.aio.runner import abandon_pending, check_seed
+from seedbed.errors import RunContext, SimulationFailure, UsageError
+from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
+from seedbed.world._identity import NODE
+from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A finished simulation: each client's return value, and how to get back here."""
+
+    values: dict[str, Any]
+    seed: int
+    trace_hash: str
+    steps: int
+    virtual_time: float
+
+
+class Simulation:
+    """A world of named nodes on virtual time, every choice drawn from `seed`."""
+
+    def __init__(
+        self,
+        seed: int,
+        *,
+        clock: ClockConfig | None = None,
+        network: Any = None,
+        disk: Any = None,
+        interleave: bool = True,
+        **loop_options: Any,
+    ) -> None:
+        self.seed = check_seed(seed)
+        try:
+            config = LoopConfig(**loop_options)
+        except TypeError as exc:
+            raise UsageError(f"unknown Simulation option: {exc}") from None
+        self._loop = SeedbedLoop(self.seed, config, Trace())
+        self._loop._st.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
+        if interleave:
+            self._loop.enable_lanes(NODE)
+        self._loop.set_wall_clock(wall_ns)
+        self._clock = clock or ClockConfig()
+        self._world = contextvars.Context()  # the world's own code runs in no node
+        self._nodes = NodeTable()
+        self._failed: asyncio.Future[None] = self._loop.create_future()
+        self._started = False
+        self._finished = False
+        self._network = self._make_network(network)
+        self._disk_config = disk
+
+    # -- building the world -------------------------------------------------
+
+    def host(self, name: str, main: Callable[[], Any]) -> None:
+        """Add a host: `main()` runs at the start and again after each restart."""
+        self._add(name, HOST, main)
+
+    def client(self, name: str, main: Callable[[], Any]) -> None:
+        """Add a client: `main()` runs once; the run ends when every client returned."""
+        self._add(name, CLIENT, main)
+
+    def _add(self, name: str, kind: str, main: Callable[[], Any]) -> None:
+        if self._finished:
+            raise UsageError("this simulation has finished; make a new one")
+        node = Node(name, kind, main, self._make_disk(name), self._loop.create_future())
+        self._nodes.add(node)
+        if self._started:
+            self._start(node)
+
+    def at(self, when: float, action: Callable[[], Any]) -> None:
+        """Run `action()` (a function or an async function) at virtual time `when`."""
+        if not callable(action):
+            raise UsageError(f"at() needs a callable action, got {action!r}")
+        self._loop.call_at(when, self._run_action, action, context=self._world)
+
+    def _run_action(self, action: Callable[[], Any]) -> None:
+        result = action()
+        if inspect.isawaitable(result):
+            task = self._loop.create_task(_awaiting(result), context=self._world.copy())
+            task.add_done_callback(self._node_finished_outside_a_node, context=self._world)
+
+    # -- control ------------------------------------------------------------
+
+    def crash(self, name: str) -> bool:
+        """Crash a node now. False if it was not running."""
+        node = self._nodes.get(name)
+        if not node.up:
+            return False
+        self._nodes.bury(self._loop, node)
+        if self._network is not None:
+            self._network.node_crashed(name)
+        if node.disk is not None:
+            node.disk.crash()
+        self._loop._st.trace.emit("crash", name, node.incarnation)
+        return True
+
+    def restart(self, name: str) -> bool:
+        """Start a crashed host or client again, with only what its disk kept."""
+        node = self._nodes.get(name)
+        if node.up or not self._started:
+            return False
+        self._start(node)
+        return True
+
+    def bounce(self, name: str) -> None:
+        """Crash and immediately restart a node."""
+        self.crash(name)
+        self.restart(name)
+
+    def partition(self, a: str, b: str, *, one_way: bool = False) -> None:
+        self._net().partition(a, b, one_way=one_way)
+
+    def repair(self, a: str, b: str, *, one_way: bool = False) -> None:
+        self._net().repair(a, b, one_way=one_way)
+
+    def hold(self, a: str, b: str, *, one_way: bool = False) -> None:
+        self._net().hold(a, b, one_way=one_way)
+
+    def release(self, a: str, b: str, *, one_way: bool = False) -> None:
+        self._net().release(a, b, one_way=one_way)
+
+    def _net(self) -> Any:
+        if self._network is None:
+            raise UsageError("this simulation has no network; pass network=NetworkConfig(...)")
+        return self._network
+
+    # -- running ------------------------------------------------------------
+
+    @property
+    def loop(self) -> SeedbedLoop:
+        return self._loop
+
+    def advance(self, seconds: float) -> None:
+        """Run the world for `seconds` of virtual time, then hand control back."""
+        self._begin()
+        target = self._loop.time() + seconds
+        self._drive(self._sleep_until(target))
+
+    def run(self, max_time: float | None = None) -> SimulationResult:
+        """Run until every client returns (or, with no clients, for `max_time`)."""
+        clients = [node for node in self._nodes.all() if node.kind == CLIENT]
+        if not clients and max_time is None:
+            raise UsageError("a simulation without clients needs max_time to know when to stop")
+        if max_time is not None and clients:  # clients still running then: a failure
+            st = self._loop._st
+            st.time_limit = to_ns(max_time)
+            st.wake_limit = min(st.wake_limit, st.time_limit)
+            self._loop._st.config = _with_max_time(st.config, max_time)
+        self._begin()
+        try:
+            values = self._drive(self._until_clients_return(clients, max_time))
+        finally:
+            self._end()
+        st = self._loop._st
+        return SimulationResult(
+            values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
+        )
+
+    def _begin(self) -> None:
+        if self._finished:
+            raise UsageError("this simulation has finished; make a new one")
+        if not self._started:
+            self._started = True
+            for node in self._nodes.all():
+                self._start(node)
+
+    def _drive(self, coro: Any) -> Any:
+        task = self._loop.create_task(coro, context=self._world.copy(), name="simulation")
+        try:
+            return self._loop.run_until_complete(task)
+        except BaseException as exc:
+            self._annotate(exc)
+            if task.done() and not task.cancelled():
+                task.exception()
+            raise
+
+    def _annotate(self, exc: BaseException) -> None:
+        context = self._loop.run_context()
+        if isinstance(exc, SimulationFailure):
+            if exc.context is None:
+                exc.context = context
+        elif not any(n.startswith("  seed=") for n in getattr(exc, "__notes__", [])):
+            exc.add_note(context.describe())
+
+    async def _sleep_until(self, target: float) -> None:
+        await self._first_of(asyncio.sleep(max(0.0, target - self._loop.time())))
+
+    async def _until_clients_return(
+        self, clients: list[Node], max_time: float | None
+    ) -> dict[str, Any]:
+        if not clients:
+            assert max_time is not None
+            await self._first_of(asyncio.sleep(max(0.0, max_time - self._loop.time())))
+            return {}
+        finished = await self._first_of(asyncio.gather(*(node.result for node in clients)))
+        return dict(zip((node.name for node in clients), finished, strict=True))
+
+    async def _first_of(self, awaitable: Any) -> Any:
+        """Await `awaitable`, unless a node fails first: then raise its error."""
+        work = asyncio.ensure_future(awaitable)
+        await asyncio.wait({work, self._failed}, return_when=asyncio.FIRST_COMPLETED)
+        if self._failed.done():
+            self._failed.result()  # the work is left pending; the end of the run closes it
+        return work.result()
+
+    def _start(self, node: Node) -> None:
+        first = node.ref is None
+        ref = self._nodes.new_incarnation(node)
+        if first:
+            draw_clock(ref, self._clock, self._loop._st.entropy.stream("clocks"))
+        assert node.context is not None
+        node.task = task = self._loop.create_task(
+            _run_main(node.main), context=node.context, name=f"{node.name}#{node.incarnation}"
+        )
+        task.add_done_callback(functools.partial(self._node_finished, node), context=self._world)
+        if self._network is not None:
+            self._network.node_started(node.name)
+        self._loop._st.trace.emit("start", node.name, node.incarnation)
+
+    def _node_finished(self, node: Node, task: asyncio.Future[Any]) -> None:
+        """An incarnation's main ended (a buried one never does)."""
+        if task.cancelled():
+            self._fail(UsageError(f"node {node.name!r}: its main task was cancelled"))
+        elif task.exception() is not None:
+            self._fail(task.exception())
+        elif node.kind == CLIENT and not node.result.done():
+            node.result.set_result(task.result())
+
+    def _node_finished_outside_a_node(self, task: asyncio.Future[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._fail(task.exception())
+
+    def _fail(self, error: BaseException | None) -> None:
+        if error is not None and not self._failed.done():
+            self._failed.set_exception(error)
+
+    def _end(self) -> None:
+        """Stop every node quietly and close what they left, then the loop."""
+        self._finished = True
+        for node in self._nodes.all():
+            if node.up:
+                self._nodes.bury(self._loop, node)
+        self._nodes.close_graveyard()
+        abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
+        if self._failed.done() and not self._failed.cancelled():
+            self._failed.exception()  # reported through the run, not at GC time
+        self._loop.close()
+
+    # -- components ---------------------------------------------------------
+
+    def _make_network(self, config: Any) -> Any:
+        return None if config is None else _network_factory(self, config)
+
+    def _make_disk(self, name: str) -> Any:
+        return None if self._disk_config is None else _disk_factory(self, name)
+
+    @property
+    def nodes(self) -> NodeTable:
+        return self._nodes
+
+    def run_context(self) -> RunContext:
+        return self._loop.run_context()
+
+
+async def _run_main(main: Callable[[], Any]) -> Any:
+    """Call a node's main inside its own task (and context), then await it."""
+    return await _awaiting(main())
+
+
+async def _awaiting(awaitable: Any) -> Any:
+    """Await what a node's main returned; refuse a main that is not async."""
+    if not inspect.isawaitable(awaitable):
+        raise UsageError(
+            f"a node's main must be an async function; it returned {type(awaitable).__name__}"
+        )
+    return await awaitable
+
+
+def _with_max_time(config: LoopConfig, max_time: float) -> LoopConfig:
+    """The config as the budget error should quote it."""
+    options = config.as_dict()
+    options["max_time"] = max_time
+    return LoopConfig(**options)
+
+
+def _network_factory(sim: Simulation, config: Any) -> Any:
+    raise UsageError("the simulated network is not available yet in this build")
+
+
+def _disk_factory(sim: Simulation, name: str) -> Any:
+    raise UsageError("simulated disks are not available yet in this build")

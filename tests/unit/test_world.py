@@ -1,0 +1,284 @@
+"""The simulated world: named nodes, their lifecycle, interleaving and clocks."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import gc
+import time
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+import seedbed
+from seedbed import ClockConfig, Simulation, UsageError, current_node
+
+
+async def forever() -> None:
+    while True:
+        await asyncio.sleep(1)
+
+
+def test_clients_end_the_run_and_their_values_are_returned() -> None:
+    async def ask() -> str:
+        await asyncio.sleep(3)
+        return f"{current_node()} done"
+
+    sim = Simulation(seed=1)
+    sim.host("server", forever)
+    sim.client("c1", ask)
+    sim.client("c2", ask)
+    result = sim.run(max_time=60)
+    assert result.values == {"c1": "c1 done", "c2": "c2 done"}
+    assert 3 <= result.virtual_time < 3.01
+    assert result.seed == 1
+
+
+def test_node_identity_follows_tasks_timers_and_future_callbacks() -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    async def node_main() -> None:
+        loop = asyncio.get_running_loop()
+        me = current_node()
+        loop.call_later(0.1, lambda: seen.append(("timer", current_node())))
+        future = loop.create_future()
+        future.add_done_callback(lambda _: seen.append(("future", current_node())))
+        loop.call_soon(future.set_result, None)
+
+        async def child() -> None:
+            seen.append(("task", current_node()))
+
+        await asyncio.create_task(child())
+        await asyncio.sleep(1)
+        assert current_node() == me
+
+    sim = Simulation(seed=3)
+    sim.client("alpha", node_main)
+    sim.client("beta", node_main)
+    sim.run()
+    assert sorted(seen) == sorted(
+        [(kind, name) for name in ("alpha", "beta") for kind in ("timer", "future", "task")]
+    )
+    assert current_node() is None  # outside any simulation
+
+
+def test_a_client_exception_fails_the_run_with_the_seed_and_replay_hint() -> None:
+    async def broken() -> None:
+        await asyncio.sleep(1)
+        raise RuntimeError("client gave up")
+
+    sim = Simulation(seed=42)
+    sim.host("server", forever)
+    sim.client("c1", broken)
+    with pytest.raises(RuntimeError, match="client gave up") as caught:
+        sim.run(max_time=60)
+    notes = "\n".join(caught.value.__notes__)
+    assert "seed=42" in notes and "replay:" in notes
+
+
+def test_clients_still_running_at_max_time_exceed_the_budget() -> None:
+    sim = Simulation(seed=1)
+    sim.client("c1", forever)
+    with pytest.raises(seedbed.BudgetExceeded, match="max_time=10"):
+        sim.run(max_time=10)
+
+
+def test_a_crashed_node_never_runs_again_and_restart_runs_main_afresh() -> None:
+    log: list[tuple[str, int, float]] = []
+    incarnation = {"count": 0}
+
+    async def host() -> None:
+        incarnation["count"] += 1
+        mine = incarnation["count"]
+        loop = asyncio.get_running_loop()
+        loop.call_later(10, lambda: log.append(("late timer", mine, loop.time())))
+        try:
+            while True:
+                await asyncio.sleep(1)
+                log.append(("tick", mine, loop.time()))
+        finally:
+            log.append(("finally", mine, loop.time()))
+
+    async def client() -> None:
+        await asyncio.sleep(2.5)
+        assert sim.crash("h")
+        assert not sim.crash("h")  # already down
+        await asyncio.sleep(1)
+        assert sim.restart("h")
+        await asyncio.sleep(2.2)
+
+    sim = Simulation(seed=5)
+    sim.host("h", host)
+    sim.client("c", client)
+    sim.run(max_time=60)
+    during = [entry for entry in log if entry[0] != "finally"]
+    first = [entry for entry in during if entry[1] == 1]
+    second = [entry for entry in during if entry[1] == 2]
+    assert [kind for kind, _, _ in first] == ["tick", "tick"]  # nothing after the crash
+    assert all(t < 2.6 for _, _, t in first)
+    assert [kind for kind, _, _ in second] == ["tick", "tick"]
+    assert all(3.5 < t < 5.8 for _, _, t in second)
+    # finally blocks only run when the simulation is closed, never during it
+    assert [entry[0] for entry in log[-2:]] == ["finally", "finally"]
+    assert all(t == pytest.approx(5.7, abs=0.01) for _, _, t in log[-2:])
+
+
+def test_crashed_tasks_leave_no_destroyed_task_noise(capsys: pytest.CaptureFixture[str]) -> None:
+    async def host() -> None:
+        await asyncio.get_running_loop().create_future()  # waits for nothing, forever
+
+    def run_once() -> None:
+        async def client() -> None:
+            await asyncio.sleep(1)
+            sim.crash("h")
+            await asyncio.sleep(1)
+
+        sim = Simulation(seed=1)
+        sim.host("h", host)
+        sim.client("c", client)
+        sim.run(max_time=10)
+
+    run_once()
+    gc.collect()
+    assert "destroyed" not in capsys.readouterr().err
+
+
+def test_control_verbs_work_between_steps_from_scheduled_actions_and_from_tasks() -> None:
+    ticks: list[float] = []
+
+    async def host() -> None:
+        while True:
+            await asyncio.sleep(1)
+            ticks.append(asyncio.get_running_loop().time())
+
+    sim = Simulation(seed=2)
+    sim.host("h", host)
+    sim.advance(2.5)
+    assert len(ticks) == 2
+    sim.crash("h")  # from the test, between steps
+    sim.advance(3)
+    assert len(ticks) == 2
+    sim.at(6.0, lambda: sim.restart("h"))  # from a scheduled action
+
+    async def crash_later() -> None:
+        await asyncio.sleep(2.5)
+        sim.crash("h")
+
+    sim.at(6.0, crash_later)  # an async action is a task in the world
+    sim.run(max_time=20)
+    assert [round(t) for t in ticks] == [1, 2, 7, 8]
+
+
+def test_a_host_exception_fails_the_run() -> None:
+    async def host() -> None:
+        await asyncio.sleep(1)
+        raise ValueError("host broke")
+
+    sim = Simulation(seed=1)
+    sim.host("h", host)
+    sim.client("c", forever)
+    with pytest.raises(ValueError, match="host broke"):
+        sim.run(max_time=10)
+
+
+def racy_transfer(seed: int, interleave: bool = True) -> bool:
+    """Two nodes check-then-act on shared state; True if both acted (an oversell).
+
+    `b` wakes 1 µs after `a`. On one loop, `a` finishes check and act before
+    `b` even looks; as separate processes, `b` may check in between.
+    """
+    shared = {"stock": 1, "sold": 0}
+
+    def buyer(delay: float) -> Callable[[], Awaitable[None]]:
+        async def buy() -> None:
+            await asyncio.sleep(delay)
+            if shared["stock"] > 0:
+                await asyncio.sleep(0)  # e.g. a log line, a metric: any await
+                shared["stock"] -= 1
+                shared["sold"] += 1
+
+        return buy
+
+    sim = Simulation(seed=seed, interleave=interleave)
+    sim.client("a", buyer(1.0))
+    sim.client("b", buyer(1.000001))
+    sim.run(max_time=10)
+    return shared["sold"] == 2
+
+
+def test_node_interleaving_exposes_a_check_then_act_race_between_nodes() -> None:
+    with_lanes = sum(racy_transfer(seed) for seed in range(200))
+    without = sum(racy_transfer(seed, interleave=False) for seed in range(200))
+    assert with_lanes >= 20, with_lanes
+    assert without == 0
+
+
+def test_a_node_keeps_fifo_order_of_its_own_callbacks_under_interleaving() -> None:
+    async def node_main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        seen: list[int] = []
+        for i in range(30):
+            loop.call_soon(seen.append, i)
+        await asyncio.sleep(1)
+        return seen
+
+    for seed in range(10):
+        sim = Simulation(seed=seed)
+        for name in ("a", "b", "c"):
+            sim.client(name, node_main)
+        values = sim.run().values
+        assert all(value == list(range(30)) for value in values.values())
+
+
+def test_each_node_has_its_own_wall_clock_and_monotonic_time_agrees() -> None:
+    async def read_clocks() -> tuple[float, float, float]:
+        await asyncio.sleep(100)
+        wall = datetime.datetime.now(datetime.UTC).timestamp()
+        return time.time(), wall, time.monotonic()
+
+    sim = Simulation(seed=9, clock=ClockConfig(offset_max=5.0, drift_max=1e-3))
+    for name in ("a", "b", "c"):
+        sim.client(name, read_clocks)
+    values = sim.run().values
+    walls = [values[name][0] for name in "abc"]
+    assert len(set(walls)) == 3
+    assert all(abs(w - (1_704_067_200 + 100)) <= 5.0 + 0.2 for w in walls)
+    assert all(abs(values[name][1] - values[name][0]) < 1e-3 for name in "abc")
+    assert {round(values[name][2], 3) for name in "abc"} == {100.0}
+
+
+def test_the_same_seed_gives_the_same_world_twice() -> None:
+    def world(seed: int) -> str:
+        async def chatter() -> int:
+            import random
+
+            total = 0
+            for _ in range(20):
+                await asyncio.sleep(random.random())
+                total += 1
+            return total
+
+        sim = Simulation(seed=seed, clock=ClockConfig(offset_max=1.0))
+        for name in ("a", "b", "c"):
+            sim.client(name, chatter)
+        sim.at(3.0, lambda: sim.crash("b"))
+        sim.at(4.0, lambda: sim.restart("b"))
+        return sim.run(max_time=100).trace_hash
+
+    assert world(11) == world(11)
+    assert len({world(seed) for seed in range(8)}) == 8
+
+
+def test_bad_setup_is_refused_with_a_clear_message() -> None:
+    sim = Simulation(seed=1)
+    sim.client("a", forever)
+    with pytest.raises(UsageError, match="already a node named 'a'"):
+        sim.client("a", forever)
+    with pytest.raises(UsageError, match="no node named 'zz'"):
+        sim.crash("zz")
+    with pytest.raises(UsageError, match="no network"):
+        sim.partition("a", "a")
+    with pytest.raises(UsageError, match="needs max_time"):
+        Simulation(seed=1).run()
+    with pytest.raises(UsageError, match="unknown Simulation option"):
+        Simulation(seed=1, colour="blue")
