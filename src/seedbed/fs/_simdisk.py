@@ -1,0 +1,282 @@
+"""`SimDisk`: one node's simulated disk: latency, faults and crashes over `DiskModel`.
+
+Every choice is drawn from the disk's entropy stream with a label naming the
+disk, the fault and the path ("disk n1 tear /wal"), so the trace says what
+the disk did. With the default `DiskConfig` the only draws are the tears at a
+crash. Operations take effect after their latency; one in flight when the
+disk crashes takes no effect and raises OSError(EIO), and so does any use of
+a file opened before the crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+
+from seedbed._core.entropy import Stream
+from seedbed.errors import UsageError
+from seedbed.fs._config import DiskConfig
+from seedbed.fs._coordinator import FaultCoordinator
+from seedbed.fs._file import File, Mode
+from seedbed.fs._model import DiskModel, FileNode, Parts, Write, join, oserror, split_path
+
+FAULT_KINDS = ("read_error", "write_error", "corrupt_read", "misdirect_write", "torn_write")
+
+
+class SimDisk:
+    """A node's disk in a simulation. Kept across the node's crashes and restarts.
+
+    `stream` supplies every draw; `name` (default: the stream's name) labels
+    draws and identifies the disk to `coordinator`, which is required when
+    `config.spare_one_replica` is set. `fault_counts` counts the damage and
+    errors injected so far, by kind (see FAULT_KINDS), plus "vetoed": damage
+    drawn but refused by the coordinator.
+    """
+
+    def __init__(
+        self,
+        stream: Stream,
+        config: DiskConfig | None = None,
+        *,
+        name: str | None = None,
+        coordinator: FaultCoordinator | None = None,
+    ) -> None:
+        self.config = config if config is not None else DiskConfig()
+        self.name = name if name is not None else stream.name
+        self._stream = stream
+        self._model = DiskModel()
+        self._epoch = 0  # bumped by every crash: handles and operations from before are stale
+        self.fault_counts: dict[str, int] = dict.fromkeys((*FAULT_KINDS, "vetoed"), 0)
+        self._coordinator: FaultCoordinator | None = None
+        if self.config.spare_one_replica:
+            if coordinator is None:
+                raise UsageError(
+                    "SimDisk: DiskConfig.spare_one_replica needs a FaultCoordinator "
+                    "shared by the replicas' disks (coordinator=...)"
+                )
+            coordinator.register(self.name)
+            self._coordinator = coordinator
+
+    def __repr__(self) -> str:
+        return f"<SimDisk {self.name} crashes={self._epoch}>"
+
+    @property
+    def crashes(self) -> int:
+        """How many times this disk has crashed."""
+        return self._epoch
+
+    # -- crash ----------------------------------------------------------------
+
+    def crash(self) -> None:
+        """The node lost power: drop every volatile change, maybe tearing last writes."""
+        self._epoch += 1
+        self._model.crash(self._tear)
+
+    def _tear(self, node: FileNode, write: Write) -> int:
+        """How many bytes of `write` persist: 0, all, or a prefix ending on a sector boundary."""
+        size, start, length = self.config.sector_size, write.offset, len(write.data)
+        first_boundary = (start // size + 1) * size
+        interior = (start + length - 1 - first_boundary) // size + 1 if length else 0
+        options = max(interior, 0) + 2
+        k = self._stream.below(options, f"disk {self.name} tear {node.path}")
+        if k == 0 or k == options - 1:
+            return 0 if k == 0 else length
+        kept = first_boundary + (k - 1) * size - start
+        sectors = range(start // size, (start + length - 1) // size + 1)
+        if not self._permit(node.path, sectors):
+            return 0
+        self.fault_counts["torn_write"] += 1
+        return kept
+
+    # -- namespace operations ------------------------------------------------
+
+    async def open(self, path: str | os.PathLike[str], mode: Mode) -> SimFile:
+        parts = split_path(path)
+        await self._io("open", join(parts))
+        node = self._model.file(parts)
+        if node is None:
+            if not mode.create:
+                raise oserror(errno.ENOENT, join(parts))
+            node = self._model.create_file(parts)
+        elif mode.exclusive:
+            raise oserror(errno.EEXIST, join(parts))
+        elif mode.truncate:
+            self._model.truncate(node, 0)
+        return SimFile(self, node, join(parts), mode)
+
+    async def rename(self, src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        src_parts, dst_parts = split_path(src), split_path(dst)
+        await self._io("rename", join(src_parts))
+        self._model.rename(src_parts, dst_parts)
+        if self._coordinator is not None:
+            self._coordinator.renamed(self.name, join(src_parts), join(dst_parts))
+
+    async def remove(self, path: str | os.PathLike[str]) -> None:
+        parts = split_path(path)
+        await self._io("remove", join(parts))
+        self._model.remove(parts)
+
+    async def rmdir(self, path: str | os.PathLike[str]) -> None:
+        parts = split_path(path)
+        await self._io("rmdir", join(parts))
+        self._model.rmdir(parts)
+
+    async def mkdir(
+        self, path: str | os.PathLike[str], *, exist_ok: bool = False, parents: bool = False
+    ) -> None:
+        parts = split_path(path)
+        await self._io("mkdir", join(parts))
+        for depth in range(1 if parents else len(parts), len(parts) + 1):
+            self._mkdir_one(parts[:depth], exist_ok=exist_ok or depth < len(parts))
+
+    def _mkdir_one(self, parts: Parts, *, exist_ok: bool) -> None:
+        node = self._model.lookup(parts)
+        if node is None:
+            self._model.mkdir(parts)
+        elif not exist_ok or isinstance(node, FileNode):
+            raise oserror(errno.EEXIST, join(parts))
+
+    async def listdir(self, path: str | os.PathLike[str]) -> list[str]:
+        parts = split_path(path)
+        await self._io("listdir", join(parts))
+        return self._model.listdir(parts)
+
+    async def exists(self, path: str | os.PathLike[str]) -> bool:
+        parts = split_path(path)
+        await self._io("stat", join(parts))
+        try:
+            return self._model.lookup(parts) is not None
+        except NotADirectoryError:
+            return False
+
+    async def fsync_dir(self, path: str | os.PathLike[str]) -> None:
+        parts = split_path(path)
+        await self._io("fsync_dir", join(parts))
+        self._model.fsync_dir(parts)
+
+    # -- file data ------------------------------------------------------------
+
+    async def read_at(self, file: SimFile, offset: int, n: int) -> bytes:
+        await self._io("read", file.path, file.epoch)
+        if self._stream.chance(
+            self.config.read_error_probability, f"disk {self.name} read error {file.path}"
+        ):
+            self.fault_counts["read_error"] += 1
+            raise oserror(errno.EIO, file.path)
+        data = self._model.read(file.node, offset, n)
+        if data and self._stream.chance(
+            self.config.corrupt_read_probability, f"disk {self.name} corrupt read {file.path}"
+        ):
+            data = self._corrupt(file.path, offset, data)
+        return data
+
+    def _corrupt(self, path: str, offset: int, data: bytes) -> bytes:
+        size = self.config.sector_size
+        first, last = offset // size, (offset + len(data) - 1) // size
+        sector = first + self._stream.below(last - first + 1, f"disk {self.name} corrupt sector")
+        if not self._permit(path, [sector]):
+            return data
+        low = max(offset, sector * size) - offset
+        high = min(offset + len(data), (sector + 1) * size) - offset
+        index = low + self._stream.below(high - low, f"disk {self.name} corrupt byte")
+        bit = self._stream.below(8, f"disk {self.name} corrupt bit")
+        self.fault_counts["corrupt_read"] += 1
+        damaged = bytearray(data)
+        damaged[index] ^= 1 << bit
+        return bytes(damaged)
+
+    async def write_at(self, file: SimFile, offset: int | None, data: bytes) -> int:
+        await self._io("write", file.path, file.epoch)
+        if self._stream.chance(
+            self.config.write_error_probability, f"disk {self.name} write error {file.path}"
+        ):
+            self.fault_counts["write_error"] += 1
+            raise oserror(errno.EIO, file.path)
+        start = len(file.node.data) if offset is None else offset
+        if not data:
+            return start
+        landed = start
+        if self._stream.chance(
+            self.config.misdirect_write_probability, f"disk {self.name} misdirect {file.path}"
+        ):
+            landed = self._misdirect(file, start, len(data))
+        self._model.write(file.node, start, data, landed)
+        return start + len(data)
+
+    def _misdirect(self, file: SimFile, start: int, length: int) -> int:
+        """Where a misdirected write lands: the same offset within another sector."""
+        size = self.config.sector_size
+        first = start // size
+        span = (start + length - 1) // size - first + 1
+        total = -(-max(len(file.node.data), start + length) // size)  # sectors, rounded up
+        k = self._stream.below(total, f"disk {self.name} misdirect sector")
+        target = k if k < first else k + 1  # any sector but the one aimed at, or one past the end
+        aimed, hit = range(first, first + span), range(target, target + span)
+        if not self._permit(file.path, [*aimed, *hit]):
+            return start
+        self.fault_counts["misdirect_write"] += 1
+        return start + (target - first) * size
+
+    async def truncate(self, file: SimFile, size: int) -> None:
+        await self._io("truncate", file.path, file.epoch)
+        self._model.truncate(file.node, size)
+
+    async def fsync(self, file: SimFile) -> None:
+        await self._io("fsync", file.path, file.epoch)
+        self._model.fsync(file.node)
+
+    def check_live(self, file: SimFile) -> None:
+        """OSError(EIO) if `file` was opened before the last crash."""
+        if file.epoch != self._epoch:
+            raise OSError(errno.EIO, "file handle from before the disk crashed", file.path)
+
+    # -- helpers --------------------------------------------------------------
+
+    async def _io(self, op: str, path: str, epoch: int | None = None) -> None:
+        """Spend the operation's latency; refuse it if the disk crashed meanwhile."""
+        started = self._epoch if epoch is None else epoch
+        if started != self._epoch:
+            raise OSError(errno.EIO, "file handle from before the disk crashed", path)
+        low, high = self.config.latency_min, self.config.latency_max
+        if high > 0:
+            label = f"disk {self.name} {op}"
+            delay = low if low == high else self._stream.uniform(low, high, label)
+            await asyncio.sleep(delay)
+            if started != self._epoch:
+                raise OSError(errno.EIO, f"disk crashed during {op}", path)
+
+    def _permit(self, path: str, sectors: range | list[int]) -> bool:
+        if self._coordinator is None or self._coordinator.permit(self.name, path, sectors):
+            return True
+        self.fault_counts["vetoed"] += 1
+        return False
+
+
+class SimFile(File):
+    """A file open on a `SimDisk`."""
+
+    def __init__(self, disk: SimDisk, node: FileNode, path: str, mode: Mode) -> None:
+        super().__init__(path, mode)
+        self.disk = disk
+        self.node = node
+        self.epoch = disk.crashes
+
+    async def _read_at(self, offset: int, n: int) -> bytes:
+        return await self.disk.read_at(self, offset, n)
+
+    async def _write_at(self, offset: int | None, data: bytes) -> int:
+        return await self.disk.write_at(self, offset, data)
+
+    async def _size(self) -> int:
+        self.disk.check_live(self)
+        return len(self.node.data)
+
+    async def _truncate(self, size: int) -> None:
+        await self.disk.truncate(self, size)
+
+    async def _fsync(self) -> None:
+        await self.disk.fsync(self)
+
+    async def _close(self) -> None:
+        return None
