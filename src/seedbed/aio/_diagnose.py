@@ -12,7 +12,12 @@ import asyncio
 import os
 from collections.abc import Iterable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from seedbed.errors import BudgetExceeded, Deadlock
+
+if TYPE_CHECKING:
+    from seedbed.aio._state import LoopState
 
 _ASYNCIO_DIR = os.path.dirname(asyncio.__file__)
 
@@ -63,3 +68,33 @@ def describe_waiting(tasks: Iterable[asyncio.Task[Any]]) -> str:
     """One line per pending task, in creation order."""
     lines = [f"    {task.get_name()}: waits at {waiting_at(task)}" for task in tasks]
     return "\n".join(lines) if lines else "    (no pending tasks)"
+
+
+def deadlock_error(st: LoopState) -> Deadlock:
+    """Nothing can run and the awaited task is not done: who waits where."""
+    pending = [task for task in st.tasks.values() if not task.done()]
+    return Deadlock(
+        "deadlock: the awaited task can never finish; nothing is ready, no timer "
+        f"is pending and no checkpoint is parked. {len(pending)} task(s) wait:\n"
+        + describe_waiting(pending)
+    )
+
+
+def budget_error(st: LoopState, budget: str) -> BudgetExceeded:
+    """A spent budget, and whether virtual time was still moving (else a livelock)."""
+    advancing = st.last_sleep_step * 2 > st.steps
+    t = st.clock.now / 1e9
+    if advancing:
+        detail = (
+            "virtual time was still advancing (the loop last slept on a timer at "
+            f"step {st.last_sleep_step}); raise the budget if the run is just long"
+        )
+    else:
+        detail = (
+            f"virtual time stood still since step {st.last_sleep_step}: tasks keep "
+            "the loop busy without ever sleeping on a timer (a livelock)"
+        )
+    return BudgetExceeded(
+        f"budget {budget} exceeded at step {st.steps}, t={t:.6f}s: {detail}",
+        time_advancing=advancing,
+    )

@@ -16,12 +16,9 @@ import contextvars
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 _TASKGROUPS = os.path.join("asyncio", "taskgroups.py")
-
-if TYPE_CHECKING:
-    from seedbed.aio.loop import SeedbedLoop
 
 
 class SimHandle(asyncio.Handle):
@@ -40,7 +37,7 @@ class SimHandle(asyncio.Handle):
         self,
         callback: Callable[..., object],
         args: tuple[Any, ...],
-        loop: SeedbedLoop,
+        loop: asyncio.AbstractEventLoop,
         context: contextvars.Context,
     ) -> None:
         self._callback = callback
@@ -68,7 +65,7 @@ class SimTimerHandle(asyncio.TimerHandle):
         when_ns: int,
         callback: Callable[..., object],
         args: tuple[Any, ...],
-        loop: SeedbedLoop,
+        loop: asyncio.AbstractEventLoop,
         context: contextvars.Context,
     ) -> None:
         self._callback = callback
@@ -91,7 +88,7 @@ class SimTimerHandle(asyncio.TimerHandle):
         if not self._cancelled:
             self._cancelled = True
             if self._scheduled:
-                self._loop._timer_handle_cancelled(self)
+                self._loop._timer_handle_cancelled(self)  # type: ignore[attr-defined]
             self._callback = None  # type: ignore[assignment]
             self._args = None  # type: ignore[assignment]
 

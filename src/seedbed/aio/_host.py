@@ -6,9 +6,13 @@ the patched clocks and entropy never reach into loop internals.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from seedbed._core import WALL_EPOCH_NS
 from seedbed.errors import SimulationEscape
+
+if TYPE_CHECKING:
+    from seedbed.aio.loop import SeedbedLoop
 
 
 class InterposeHost(Protocol):
@@ -32,3 +36,35 @@ class InterposeHost(Protocol):
         The host remembers the escape, so the run fails even if the user's code
         catches the exception.
         """
+
+
+class RunHost:
+    """The run as interposition sees it: clocks, entropy and escape reporting."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: SeedbedLoop) -> None:
+        self._loop = loop
+
+    def monotonic_ns(self) -> int:
+        return self._loop._st.clock.now
+
+    def wall_ns(self) -> int:
+        st = self._loop._st
+        if st.wall_clock is not None:
+            return st.wall_clock(st.clock.now)
+        return WALL_EPOCH_NS + st.clock.now
+
+    def urandom(self, n: int, reason: str) -> bytes:
+        stream = self._loop._st.user
+        value = stream.raw(8 * n) if n else 0
+        self._loop._st.trace.emit("draw", stream.name, reason, value & ((1 << 64) - 1))
+        return value.to_bytes(n, "little")
+
+    def seed_for(self, reason: str) -> int:
+        return self._loop._st.user.seed_for(reason)
+
+    def escape(self, call: str, instead: str) -> SimulationEscape:
+        failure = SimulationEscape(f"{call} inside a simulated run: {instead}")
+        self._loop._record_failure(failure)
+        return failure

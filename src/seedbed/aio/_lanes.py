@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from seedbed.aio._diagnose import budget_error, deadlock_error
+
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
     from seedbed.aio._state import LoopState
@@ -93,14 +95,14 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 if st.failure is not None:
                     raise loop._fail(st.failure)
                 if st.clock.now > st.time_limit:
-                    raise loop._fail(loop._budget_error(f"max_time={st.config.max_time}s"))
+                    raise loop._fail(budget_error(st, f"max_time={st.config.max_time}s"))
                 break
         elif st.halt:
             if st.failure is not None:
                 raise loop._fail(st.failure)
             break
         elif not loop._sleep_until_next_timer():
-            raise loop._fail(loop._deadlock())
+            raise loop._fail(deadlock_error(st))
 
 
 def _run_iteration(loop: SeedbedLoop, st: LoopState, lane: _Lane) -> None:

@@ -40,21 +40,20 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
-from seedbed._core import WALL_EPOCH_NS, Trace
+from seedbed._core import Trace
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _interpose
-from seedbed.aio._diagnose import describe_waiting
+from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
+from seedbed.aio._services import LoopServices
 from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.errors import (
-    BudgetExceeded,
     CancellationSwallowed,
-    Deadlock,
     RunContext,
     SeedbedWarning,
-    SimulationEscape,
     SimulationFailure,
 )
 
@@ -64,27 +63,7 @@ _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
 
 
-def _network_method(name: str) -> Callable[..., Any]:
-    async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self._network is None:
-            raise self.refuse_io(name)
-        return await getattr(self._network, name)(*args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"Served by the simulated network; refused outside a world ({name})."
-    return method
-
-
-def _refused_method(name: str) -> Callable[..., Any]:
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        raise self.refuse_io(name)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"Refused: {name} has no deterministic simulation."
-    return method
-
-
-class SeedbedLoop(asyncio.AbstractEventLoop):
+class SeedbedLoop(LoopServices):
     """An asyncio event loop whose every choice is drawn from one seed."""
 
     def __init__(
@@ -100,16 +79,12 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         self._task_factory: Any = None
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
-        self._host = _RunHost(self)
+        self._host = RunHost(self)
         self.set_debug(False)
         # Every sleep creates a future; a partial makes the call without a Python frame.
         self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
 
     # -- identity -----------------------------------------------------------
-
-    @property
-    def seed(self) -> int:
-        return self._st.entropy.seed
 
     @property
     def steps(self) -> int:
@@ -242,7 +217,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
                     if st.failure is not None:
                         raise self._fail(st.failure)
                     if clock.now > st.time_limit:
-                        raise self._fail(self._budget_error(f"max_time={st.config.max_time}s"))
+                        raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
                     break
             elif st.halt:
                 if st.failure is not None:
@@ -257,14 +232,14 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
                 else:
                     trace.time(now)
             elif not self._sleep_until_next_timer():
-                raise self._fail(self._deadlock())
+                raise self._fail(deadlock_error(self._st))
 
     def _batch_costs(self, n: int) -> list[int]:
         """Costs for the next batch, refilling the table; shortened to the step budget."""
         st = self._st
         left = st.step_limit - st.steps
         if left <= 0:
-            raise self._fail(self._budget_error(f"max_steps={st.step_limit}"))
+            raise self._fail(budget_error(self._st, f"max_steps={st.step_limit}"))
         batch = st.take_costs(min(n, left))
         st.place_cost_fence(left - len(batch))
         return batch
@@ -310,7 +285,7 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         if when > st.time_limit:
             st.clock.advance_to(st.time_limit)
             st.last_sleep_step = st.steps
-            raise self._fail(self._budget_error(f"max_time={st.config.max_time}s"))
+            raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
         jitter = st.config.timer_jitter_max
         if jitter:
             when += st.sched.below(int(jitter * _NS) + 1, "loop stall before waking for a timer")
@@ -345,33 +320,6 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         if failure.context is None:
             failure.context = self.run_context()
         return failure
-
-    def _deadlock(self) -> Deadlock:
-        pending = [task for task in self._st.tasks.values() if not task.done()]
-        return Deadlock(
-            "deadlock: the awaited task can never finish; nothing is ready, no timer "
-            f"is pending and no checkpoint is parked. {len(pending)} task(s) wait:\n"
-            + describe_waiting(pending)
-        )
-
-    def _budget_error(self, budget: str) -> BudgetExceeded:
-        st = self._st
-        advancing = st.last_sleep_step * 2 > st.steps
-        t = st.clock.now / _NS
-        if advancing:
-            detail = (
-                "virtual time was still advancing (the loop last slept on a timer at "
-                f"step {st.last_sleep_step}); raise the budget if the run is just long"
-            )
-        else:
-            detail = (
-                f"virtual time stood still since step {st.last_sleep_step}: tasks keep "
-                "the loop busy without ever sleeping on a timer (a livelock)"
-            )
-        return BudgetExceeded(
-            f"budget {budget} exceeded at step {st.steps}, t={t:.6f}s: {detail}",
-            time_advancing=advancing,
-        )
 
     def _callback_failed(self, exc: BaseException, handle: asyncio.Handle) -> None:
         if isinstance(exc, SimulationFailure):
@@ -560,105 +508,6 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
     def set_task_factory(self, factory: Any) -> None:
         self._task_factory = factory
 
-    # -- executors run inline -----------------------------------------------
-
-    def run_in_executor(
-        self, executor: Any, func: Callable[[Unpack[Ts]], T], *args: *Ts
-    ) -> asyncio.Future[T]:
-        """Run `func(*args)` now, on this thread; return an already-done future."""
-        self._check_open()
-        future: asyncio.Future[T] = self.create_future()
-        try:
-            future.set_result(func(*args))
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except SimulationFailure as failure:
-            self._record_failure(failure)
-            future.set_exception(failure)
-        except BaseException as exc:
-            future.set_exception(exc)
-        return future
-
-    def set_default_executor(self, executor: Any) -> None:
-        """Accepted and ignored: executor jobs always run inline."""
-
-    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
-        """Nothing to shut down: no executor threads exist."""
-
-    # -- async generators ---------------------------------------------------
-
-    def _asyncgen_firstiter(self, agen: Any) -> None:
-        self._st.asyncgens.started(agen)
-
-    def _asyncgen_finalizer(self, agen: Any) -> None:
-        context = self._st.asyncgens.owner_context(agen)
-        if self._closed:
-            return
-        self.call_soon(self.create_task, agen.aclose(), context=context)
-
-    async def shutdown_asyncgens(self) -> None:
-        """Close the async generators still open, each in its owner's context."""
-        owned = self._st.asyncgens.take_all()
-        if not owned:
-            return
-        closing = [self.create_task(agen.aclose(), context=context) for agen, context in owned]
-        results = await asyncio.gather(*closing, return_exceptions=True)
-        for (agen, _), result in zip(owned, results, strict=True):
-            if isinstance(result, Exception):
-                self.call_exception_handler(
-                    {
-                        "message": f"an error occurred during closing of {agen!r}",
-                        "exception": result,
-                        "asyncgen": agen,
-                    }
-                )
-
-    # -- errors and debug ---------------------------------------------------
-
-    def get_exception_handler(self) -> Any:
-        return self._exception_handler
-
-    def set_exception_handler(self, handler: Any) -> None:
-        self._exception_handler = handler
-
-    def default_exception_handler(self, context: dict[str, Any]) -> None:
-        message = context.get("message") or "Unhandled exception in event loop"
-        exception = context.get("exception")
-        exc_info = (type(exception), exception, exception.__traceback__) if exception else None
-        _logger.error("%s (seed=%d)", message, self.seed, exc_info=exc_info)
-
-    def call_exception_handler(self, context: dict[str, Any]) -> None:
-        if self._exception_handler is None:
-            self.default_exception_handler(context)
-            return
-        try:
-            self._exception_handler(self, context)
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException:
-            _logger.exception("the exception handler itself failed (seed=%d)", self.seed)
-
-    def get_debug(self) -> bool:
-        return self._debug
-
-    def set_debug(self, enabled: bool) -> None:
-        self._debug = enabled
-        # C futures ask the loop for its debug flag each time one is created; a
-        # bound builtin answers without the cost of a Python frame.
-        self.get_debug = bool(enabled).__bool__  # type: ignore[method-assign]
-
-    # -- signals: recorded, never delivered (no signals inside a simulation) --
-
-    def add_signal_handler(
-        self, sig: int, callback: Callable[[Unpack[Ts]], object], *args: *Ts
-    ) -> None:
-        self._signal_handlers[sig] = SimHandle(callback, args, self, contextvars.copy_context())
-
-    def remove_signal_handler(self, sig: int) -> bool:
-        return self._signal_handlers.pop(sig, None) is not None
-
-    # -- I/O: served by a simulated world, refused without one ---------------
-
     def enable_lanes(self, lane_var: contextvars.ContextVar[Any]) -> None:
         """Interleave callbacks by lane (a simulated world's nodes), see `_lanes`."""
         self._st.lane_var = lane_var
@@ -681,118 +530,3 @@ class SeedbedLoop(asyncio.AbstractEventLoop):
         self._st.tasks.pop(task.number, None)
         task._log_destroy_pending = False  # type: ignore[attr-defined]
         asyncio.tasks._unregister_task(task)
-
-    def install_network(self, network: Any) -> None:
-        """Let a simulated world serve this loop's network methods."""
-        self._network = network
-
-    create_connection = _network_method("create_connection")
-    create_server = _network_method("create_server")
-    create_datagram_endpoint = _network_method("create_datagram_endpoint")
-    getaddrinfo = _network_method("getaddrinfo")
-    getnameinfo = _network_method("getnameinfo")
-    sock_connect = _network_method("sock_connect")
-    sock_accept = _network_method("sock_accept")
-    sock_recv = _network_method("sock_recv")
-    sock_recv_into = _network_method("sock_recv_into")
-    sock_recvfrom = _network_method("sock_recvfrom")
-    sock_recvfrom_into = _network_method("sock_recvfrom_into")
-    sock_sendall = _network_method("sock_sendall")
-    sock_sendto = _network_method("sock_sendto")
-    sock_sendfile = _network_method("sock_sendfile")
-    sendfile = _network_method("sendfile")
-    start_tls = _network_method("start_tls")
-    connect_accepted_socket = _network_method("connect_accepted_socket")
-    create_unix_connection = _network_method("create_unix_connection")
-    create_unix_server = _network_method("create_unix_server")
-    connect_read_pipe = _network_method("connect_read_pipe")
-    connect_write_pipe = _network_method("connect_write_pipe")
-    subprocess_exec = _network_method("subprocess_exec")
-    subprocess_shell = _network_method("subprocess_shell")
-    remove_reader = _refused_method("remove_reader")
-    remove_writer = _refused_method("remove_writer")
-
-    def add_reader(self, fd: Any, callback: Callable[[Unpack[Ts]], Any], *args: *Ts) -> None:
-        """Refused: file descriptors are real I/O, outside any simulation."""
-        raise self.refuse_io("add_reader")
-
-    def add_writer(self, fd: Any, callback: Callable[[Unpack[Ts]], Any], *args: *Ts) -> None:
-        """Refused: file descriptors are real I/O, outside any simulation."""
-        raise self.refuse_io("add_writer")
-
-    def refuse_io(self, name: str) -> SimulationEscape:
-        return self._host.escape(
-            f"loop.{name}()",
-            "this run has no simulated network or processes; run networked code "
-            "on the nodes of a seedbed.Simulation",
-        )
-
-
-class _RunHost:
-    """The run as interposition sees it: clocks, entropy and escape reporting."""
-
-    __slots__ = ("_loop",)
-
-    def __init__(self, loop: SeedbedLoop) -> None:
-        self._loop = loop
-
-    def monotonic_ns(self) -> int:
-        return self._loop._st.clock.now
-
-    def wall_ns(self) -> int:
-        st = self._loop._st
-        if st.wall_clock is not None:
-            return st.wall_clock(st.clock.now)
-        return WALL_EPOCH_NS + st.clock.now
-
-    def urandom(self, n: int, reason: str) -> bytes:
-        stream = self._loop._st.user
-        value = stream.raw(8 * n) if n else 0
-        self._loop._st.trace.emit("draw", stream.name, reason, value & ((1 << 64) - 1))
-        return value.to_bytes(n, "little")
-
-    def seed_for(self, reason: str) -> int:
-        return self._loop._st.user.seed_for(reason)
-
-    def escape(self, call: str, instead: str) -> SimulationEscape:
-        failure = SimulationEscape(f"{call} inside a simulated run: {instead}")
-        self._loop._record_failure(failure)
-        return failure
-
-
-async def checkpoint(reason: str) -> None:
-    """An explicit scheduling point: let the simulation pick who runs next.
-
-    Inside a seedbed loop the calling task parks, the tasks already ready run,
-    and the entropy picks which parked task resumes first, so the interleavings
-    around `reason` are explored across seeds. On any other loop it returns at
-    once without yielding: production code can keep its checkpoints.
-    """
-    loop = asyncio.get_running_loop()
-    if isinstance(loop, SeedbedLoop):
-        await loop.park(reason)
-
-
-def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
-    """A standalone deterministic loop, e.g. for `asyncio.Runner(loop_factory=...)`.
-
-    `options` are `LoopConfig` fields (`max_steps`, `max_time`, `strict`,
-    `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`).
-    """
-    return SeedbedLoop(seed=seed, config=LoopConfig(**options))
-
-
-class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
-    """Hands out seedbed loops, so an existing asyncio test suite runs on virtual time.
-
-    Every new loop gets the same seed and options, so each test is
-    deterministic on its own.
-    """
-
-    def __init__(self, seed: int = 0, **options: Any) -> None:
-        super().__init__()
-        self._seed = seed
-        self._config = LoopConfig(**options)
-
-    def new_event_loop(self) -> SeedbedLoop:
-        return SeedbedLoop(seed=self._seed, config=self._config)

@@ -1,0 +1,142 @@
+"""The loop's services beyond scheduling: executors, async generators, errors, debug.
+
+Executors run inline: `run_in_executor` and `asyncio.to_thread` call the
+function at once on the loop's thread and return a done future, so no thread
+is ever started inside a simulation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar, TypeVarTuple, Unpack
+
+from seedbed.aio._handles import SimHandle
+from seedbed.aio._io import IOMethods
+from seedbed.aio._state import LoopState
+from seedbed.errors import SimulationFailure
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+_logger = logging.getLogger("seedbed")
+
+
+class LoopServices(IOMethods):
+    """The non-scheduling half of `SeedbedLoop`."""
+
+    _st: LoopState
+    _exception_handler: Any
+    _debug: bool
+    _signal_handlers: dict[int, SimHandle]
+    _closed: bool
+
+    @property
+    def seed(self) -> int:
+        return self._st.entropy.seed
+
+    def _check_open(self) -> None:
+        raise NotImplementedError
+
+    def _record_failure(self, failure: SimulationFailure) -> None:
+        raise NotImplementedError
+
+    # -- executors run inline -----------------------------------------------
+
+    def run_in_executor(
+        self, executor: Any, func: Callable[[Unpack[Ts]], T], *args: *Ts
+    ) -> asyncio.Future[T]:
+        """Run `func(*args)` now, on this thread; return an already-done future."""
+        self._check_open()
+        future: asyncio.Future[T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except SimulationFailure as failure:
+            self._record_failure(failure)
+            future.set_exception(failure)
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+    def set_default_executor(self, executor: Any) -> None:
+        """Accepted and ignored: executor jobs always run inline."""
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        """Nothing to shut down: no executor threads exist."""
+
+    # -- async generators ---------------------------------------------------
+
+    def _asyncgen_firstiter(self, agen: Any) -> None:
+        self._st.asyncgens.started(agen)
+
+    def _asyncgen_finalizer(self, agen: Any) -> None:
+        context = self._st.asyncgens.owner_context(agen)
+        if self._closed:
+            return
+        self.call_soon(self.create_task, agen.aclose(), context=context)
+
+    async def shutdown_asyncgens(self) -> None:
+        """Close the async generators still open, each in its owner's context."""
+        owned = self._st.asyncgens.take_all()
+        if not owned:
+            return
+        closing = [self.create_task(agen.aclose(), context=context) for agen, context in owned]
+        results = await asyncio.gather(*closing, return_exceptions=True)
+        for (agen, _), result in zip(owned, results, strict=True):
+            if isinstance(result, Exception):
+                self.call_exception_handler(
+                    {
+                        "message": f"an error occurred during closing of {agen!r}",
+                        "exception": result,
+                        "asyncgen": agen,
+                    }
+                )
+
+    # -- errors and debug ---------------------------------------------------
+
+    def get_exception_handler(self) -> Any:
+        return self._exception_handler
+
+    def set_exception_handler(self, handler: Any) -> None:
+        self._exception_handler = handler
+
+    def default_exception_handler(self, context: dict[str, Any]) -> None:
+        message = context.get("message") or "Unhandled exception in event loop"
+        exception = context.get("exception")
+        exc_info = (type(exception), exception, exception.__traceback__) if exception else None
+        _logger.error("%s (seed=%d)", message, self.seed, exc_info=exc_info)
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        if self._exception_handler is None:
+            self.default_exception_handler(context)
+            return
+        try:
+            self._exception_handler(self, context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException:
+            _logger.exception("the exception handler itself failed (seed=%d)", self.seed)
+
+    def get_debug(self) -> bool:
+        return self._debug
+
+    def set_debug(self, enabled: bool) -> None:
+        self._debug = enabled
+        # C futures ask the loop for its debug flag each time one is created; a
+        # bound builtin answers without the cost of a Python frame.
+        self.get_debug = bool(enabled).__bool__  # type: ignore[method-assign]
+
+    # -- signals: recorded, never delivered (no signals inside a simulation) --
+
+    def add_signal_handler(
+        self, sig: int, callback: Callable[[Unpack[Ts]], object], *args: *Ts
+    ) -> None:
+        self._signal_handlers[sig] = SimHandle(callback, args, self, contextvars.copy_context())
+
+    def remove_signal_handler(self, sig: int) -> bool:
+        return self._signal_handlers.pop(sig, None) is not None
+
+    # -- I/O: served by a simulated world, refused without one ---------------

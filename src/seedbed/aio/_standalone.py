@@ -1,0 +1,47 @@
+"""Using the loop on its own: checkpoints, a loop factory, an event loop policy."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from seedbed.aio._state import LoopConfig
+from seedbed.aio.loop import SeedbedLoop
+
+
+async def checkpoint(reason: str) -> None:
+    """An explicit scheduling point: let the simulation pick who runs next.
+
+    Inside a seedbed loop the calling task parks, the tasks already ready run,
+    and the entropy picks which parked task resumes first, so the interleavings
+    around `reason` are explored across seeds. On any other loop it returns at
+    once without yielding: production code can keep its checkpoints.
+    """
+    loop = asyncio.get_running_loop()
+    if isinstance(loop, SeedbedLoop):
+        await loop.park(reason)
+
+
+def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
+    """A standalone deterministic loop, e.g. for `asyncio.Runner(loop_factory=...)`.
+
+    `options` are `LoopConfig` fields (`max_steps`, `max_time`, `strict`,
+    `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`).
+    """
+    return SeedbedLoop(seed=seed, config=LoopConfig(**options))
+
+
+class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """Hands out seedbed loops, so an existing asyncio test suite runs on virtual time.
+
+    Every new loop gets the same seed and options, so each test is
+    deterministic on its own.
+    """
+
+    def __init__(self, seed: int = 0, **options: Any) -> None:
+        super().__init__()
+        self._seed = seed
+        self._config = LoopConfig(**options)
+
+    def new_event_loop(self) -> SeedbedLoop:
+        return SeedbedLoop(seed=self._seed, config=self._config)
