@@ -1,0 +1,308 @@
+"""seedbed.fs faults: DiskConfig validation, each fault at its rate, and sparing one replica."""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Coroutine
+from typing import Any
+
+import pytest
+
+import seedbed
+from seedbed import fs
+from seedbed._core.entropy import Entropy
+from seedbed._core.trace import Trace
+from seedbed.errors import UsageError
+from seedbed.world._identity import NodeRef, new_node_context
+
+SECTOR = 512
+OPS = 1000
+
+
+class Node:
+    """One simulated node and its disk, driven from the test."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        config: fs.DiskConfig | None = None,
+        *,
+        name: str = "n1",
+        coordinator: fs.FaultCoordinator | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        self.loop = seedbed.SeedbedLoop(seed=seed, trace=trace)
+        stream = Entropy(seed, self.loop.trace).stream(f"disk {name}")
+        self.disk = fs.SimDisk(stream, config, name=name, coordinator=coordinator)
+        self.ref = NodeRef(name, 1, disk=self.disk)
+
+    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        task = self.loop.create_task(coroutine, context=new_node_context(self.ref))
+        return self.loop.run_until_complete(task)
+
+    def crash(self) -> None:
+        self.ref.alive = False
+        self.disk.crash()
+        self.ref = NodeRef(self.ref.name, self.ref.incarnation + 1, disk=self.disk)
+
+
+def pattern(sector: int) -> bytes:
+    return bytes((sector * 7 + i) % 251 for i in range(SECTOR))
+
+
+async def make_file(sectors: int) -> None:
+    async with await fs.open("/f", "w") as f:
+        for sector in range(sectors):
+            await f.write(pattern(sector))
+        await f.fsync()
+    await fs.fsync_dir("/")
+
+
+# -- configuration -----------------------------------------------------------------
+
+
+def test_every_fault_is_off_by_default() -> None:
+    config = fs.DiskConfig()
+    assert config.read_error_probability == config.write_error_probability == 0
+    assert config.corrupt_read_probability == config.misdirect_write_probability == 0
+    assert config.latency_min == config.latency_max == 0
+    assert config.sector_size == SECTOR and config.spare_one_replica is False
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("read_error_probability", 1.5),
+        ("write_error_probability", -0.1),
+        ("corrupt_read_probability", float("nan")),
+        ("misdirect_write_probability", "0.1"),
+        ("latency_min", -1.0),
+        ("latency_max", float("inf")),
+        ("sector_size", 0),
+        ("sector_size", 512.0),
+        ("spare_one_replica", 1),
+    ],
+)
+def test_a_bad_setting_is_a_one_line_usage_error_naming_the_field(field: str, value: Any) -> None:
+    with pytest.raises(UsageError, match=f"DiskConfig.{field}") as info:
+        fs.DiskConfig(**{field: value})
+    assert "\n" not in str(info.value)
+
+
+def test_latency_max_below_latency_min_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"DiskConfig.latency_max must be >= latency_min"):
+        fs.DiskConfig(latency_min=0.5, latency_max=0.1)
+
+
+def test_sparing_a_replica_needs_a_coordinator() -> None:
+    stream = Entropy(0, Trace()).stream("disk n1")
+    with pytest.raises(UsageError, match="FaultCoordinator"):
+        fs.SimDisk(stream, fs.DiskConfig(spare_one_replica=True))
+
+
+# -- the default disk -------------------------------------------------------------
+
+
+def test_a_default_disk_injects_nothing_and_draws_nothing_until_a_crash() -> None:
+    trace = Trace(keep=True)
+    node = Node(0, trace=trace)
+
+    async def work() -> None:
+        await make_file(8)
+        async with await fs.open("/f", "r+") as f:
+            for i in range(200):
+                await f.pwrite(pattern(i % 8), (i % 8) * SECTOR)
+                assert await f.pread(SECTOR, (i % 8) * SECTOR) == pattern(i % 8)
+            await f.fsync()
+
+    node.run(work())
+    assert trace.events is not None
+    assert [e for e in trace.events if e[0] == "draw" and e[1] == "disk n1"] == []
+    assert set(node.disk.fault_counts.values()) == {0}
+    assert node.loop.time() < 0.001  # no latency: only the loop's tiny callback costs
+
+
+def test_latency_takes_virtual_time_per_operation() -> None:
+    node = Node(0, fs.DiskConfig(latency_min=0.25, latency_max=0.25))
+    node.run(make_file(2))  # open, 2 writes, fsync, fsync_dir
+    assert node.loop.time() == pytest.approx(5 * 0.25, abs=0.001)
+    node = Node(0, fs.DiskConfig(latency_min=0.01, latency_max=0.02))
+    node.run(make_file(2))
+    assert 5 * 0.01 <= node.loop.time() < 5 * 0.02
+
+
+# -- each fault at roughly its probability ----------------------------------------
+
+
+def test_read_errors_raise_eio_at_their_rate() -> None:
+    node = Node(1, fs.DiskConfig(read_error_probability=0.1))
+
+    async def work() -> int:
+        await make_file(1)
+        errors = 0
+        async with await fs.open("/f", "r") as f:
+            for _ in range(OPS):
+                try:
+                    assert await f.pread(SECTOR, 0) == pattern(0)
+                except OSError as exc:
+                    assert exc.errno == errno.EIO
+                    errors += 1
+        return errors
+
+    errors = node.run(work())
+    assert 60 < errors < 140
+    assert node.disk.fault_counts["read_error"] == errors
+
+
+def test_write_errors_raise_eio_at_their_rate_and_write_nothing() -> None:
+    node = Node(2, fs.DiskConfig(write_error_probability=0.1))
+
+    async def work() -> tuple[int, bytes]:
+        errors = 0
+        async with await fs.open("/f", "w+") as f:
+            for i in range(OPS):
+                try:
+                    await f.append(bytes([i % 256]))
+                except OSError as exc:
+                    assert exc.errno == errno.EIO
+                    errors += 1
+            return errors, await f.pread(-1, 0)
+
+    errors, data = node.run(work())
+    assert 60 < errors < 140
+    assert len(data) == OPS - errors
+
+
+def test_corrupt_reads_flip_one_bit_of_the_returned_data_at_their_rate() -> None:
+    node = Node(3, fs.DiskConfig(corrupt_read_probability=0.1))
+
+    async def work() -> int:
+        await make_file(4)
+        corrupted = 0
+        expected = b"".join(pattern(s) for s in range(4))
+        async with await fs.open("/f", "r") as f:
+            for _ in range(OPS):
+                data = await f.pread(-1, 0)
+                flipped = sum(bin(a ^ b).count("1") for a, b in zip(data, expected, strict=True))
+                assert flipped in (0, 1)
+                corrupted += flipped
+        return corrupted
+
+    corrupted = node.run(work())
+    assert 60 < corrupted < 140
+    assert node.disk.fault_counts["corrupt_read"] == corrupted
+
+
+def test_misdirected_writes_happen_at_their_rate() -> None:
+    node = Node(4, fs.DiskConfig(misdirect_write_probability=0.1))
+
+    async def work() -> None:
+        await make_file(8)
+        async with await fs.open("/f", "r+") as f:
+            for i in range(OPS):
+                await f.pwrite(pattern(i % 8), (i % 8) * SECTOR)
+
+    node.run(work())
+    assert 60 < node.disk.fault_counts["misdirect_write"] < 140
+
+
+def test_a_misdirected_write_reads_back_right_until_a_crash_shows_where_it_landed() -> None:
+    node = Node(5, fs.DiskConfig(misdirect_write_probability=1.0))
+    new = b"N" * 100
+
+    async def work() -> bytes:
+        async with await fs.open("/f", "x+") as f:
+            await f.truncate(4 * SECTOR)
+            await f.fsync()
+            await fs.fsync_dir("/")
+            await f.pwrite(new, 2 * SECTOR + 10)
+            await f.fsync()
+            return await f.pread(100, 2 * SECTOR + 10)
+
+    assert node.run(work()) == new  # the page cache shows it where it was aimed
+    node.crash()
+    data: bytes = node.run(fs.read_file("/f"))
+    assert data[2 * SECTOR + 10 : 2 * SECTOR + 110] == bytes(100)  # not there on disk
+    landed = data.index(new)
+    assert landed % SECTOR == 10 and landed != 2 * SECTOR + 10
+
+
+# -- sparing one replica ----------------------------------------------------------
+
+
+def damaged_on_every_replica(seed: int, *, spare: bool) -> list[int]:
+    """The sectors of /f that read wrong on all three replicas at least once."""
+    config = fs.DiskConfig(
+        corrupt_read_probability=0.3,
+        misdirect_write_probability=0.3,
+        spare_one_replica=spare,
+    )
+    coordinator = fs.FaultCoordinator() if spare else None
+    bad: dict[int, set[str]] = {}
+    for name in ["n1", "n2", "n3"]:
+        node = Node(seed, config, name=name, coordinator=coordinator)
+        node.run(fs.write_file("/f", b"", durable=True))
+
+        async def write_sectors() -> None:
+            async with await fs.open("/f", "r+") as f:
+                for sector in range(8):
+                    await f.pwrite(pattern(sector), sector * SECTOR)
+                await f.fsync()
+
+        async def read_sectors() -> list[bytes]:
+            async with await fs.open("/f", "r") as f:
+                return [await f.pread(SECTOR, s * SECTOR) for s in range(8) for _ in range(3)]
+
+        node.run(write_sectors())
+        node.crash()
+        reads = node.run(read_sectors())
+        for i, data in enumerate(reads):
+            if data != pattern(i // 3):
+                bad.setdefault(i // 3, set()).add(name)
+    return sorted(sector for sector, names in bad.items() if len(names) == 3)
+
+
+def test_sparing_one_replica_never_damages_a_block_on_every_replica() -> None:
+    for seed in range(40):
+        assert damaged_on_every_replica(seed, spare=True) == [], f"seed {seed}"
+
+
+def test_without_sparing_some_block_is_damaged_on_every_replica() -> None:
+    assert any(damaged_on_every_replica(seed, spare=False) for seed in range(40))
+
+
+def torn_on_both(seed: int, *, spare: bool) -> bool:
+    config = fs.DiskConfig(spare_one_replica=spare)
+    coordinator = fs.FaultCoordinator() if spare else None
+    data = bytes(range(256)) * 8  # four sectors
+    partial = []
+    for name in ["n1", "n2"]:
+        node = Node(seed * 2 + len(partial), config, name=name, coordinator=coordinator)
+        node.run(fs.write_file("/wal", b"", durable=True))
+        node.run(fs.write_file("/wal", data))
+        node.crash()
+        after = node.run(fs.read_file("/wal"))
+        partial.append(0 < len(after) < len(data))
+    return all(partial)
+
+
+def test_sparing_one_replica_never_tears_the_same_write_on_both() -> None:
+    assert not any(torn_on_both(seed, spare=True) for seed in range(40))
+    assert any(torn_on_both(seed, spare=False) for seed in range(40))
+
+
+def test_the_coordinator_grants_damage_while_one_replica_stays_clean() -> None:
+    coordinator = fs.FaultCoordinator()
+    for name in ["a", "b", "c"]:
+        coordinator.register(name)
+    assert coordinator.permit("a", "/f", [1, 2])
+    assert coordinator.permit("b", "/f", [2])
+    assert not coordinator.permit("c", "/f", [2, 3])  # sector 2 would be damaged everywhere
+    assert coordinator.damaged("/f", 3) == []  # all or nothing
+    assert coordinator.permit("c", "/f", [3])
+    assert coordinator.permit("a", "/f", [2])  # already damaged on a: no new replica hit
+    assert coordinator.damaged("/f", 2) == ["a", "b"]
+    coordinator.renamed("c", "/f", "/g")
+    assert coordinator.damaged("/g", 3) == ["c"]
+    with pytest.raises(ValueError, match="already registered"):
+        coordinator.register("a")
