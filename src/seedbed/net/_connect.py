@@ -1,0 +1,121 @@
+"""The stream handshake: connect, accept, refuse or time out.
+
+Fault model. A connect's SYN takes one drawn latency to reach the far node
+and its answer one more to come back. On arrival:
+
+- a link either way partitioned or held: no answer ever comes, and the
+  connect fails with `TimeoutError` `connect_timeout` after it began;
+- no listener on that port (or the node is down): a reset comes back and
+  the connect fails with `ConnectionRefusedError`;
+- a listener: both ends exist from that instant (the server's may wait in
+  the accept backlog); the connector gets its end when the answer lands.
+
+A connect abandoned before the answer lands (cancelled, or its node crashed)
+resets the server's end, as the kernel would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import errno
+
+from seedbed.net._fabric import Fabric
+from seedbed.net._links import OPEN
+from seedbed.net._pipe import Pipe
+from seedbed.net._server import SimServer
+from seedbed.net._stream import StreamEndpoint
+from seedbed.world._identity import NodeRef
+
+
+class Handshake:
+    """One connect in progress from `ref`'s node to `dst:port`."""
+
+    __slots__ = ("context", "dst", "fabric", "future", "port", "ref", "sockname", "started")
+
+    def __init__(
+        self, fabric: Fabric, ref: NodeRef, context: contextvars.Context, dst: str, port: int
+    ) -> None:
+        self.fabric = fabric
+        self.ref = ref
+        self.context = context
+        self.dst = dst
+        self.port = port
+        self.started = fabric.clock.now
+        self.future: asyncio.Future[StreamEndpoint] = fabric.loop.create_future()
+        src = ref.name
+        local_port = fabric.stream_ports.bind(src, 0, self)
+        self.sockname = (fabric.addresses.address_of(src), local_port)
+
+    async def run(self) -> StreamEndpoint:
+        """Send the SYN and wait for the outcome."""
+        fabric = self.fabric
+        link = fabric.links.get(self.ref.name, self.dst)
+        fabric.trace.emit("net.connect", self.ref.name, self.dst, self.port)
+        arrival = self.started + fabric.links.latency_ns(link)
+        fabric.at(arrival, self._syn_arrives, context=fabric.context)
+        try:
+            return await self.future
+        except BaseException:
+            self._release_port()
+            raise
+
+    def _syn_arrives(self) -> None:
+        fabric = self.fabric
+        src, dst = self.ref.name, self.dst
+        links = fabric.links
+        if links.get(src, dst).state != OPEN or links.get(dst, src).state != OPEN:
+            deadline = self.started + links.timing.connect_timeout
+            timeout = TimeoutError(errno.ETIMEDOUT, f"connect to {dst}:{self.port} timed out")
+            fabric.at(deadline, self._fail, timeout, context=fabric.context)
+            return
+        server = fabric.stream_ports.get(dst, self.port)
+        back = fabric.clock.now + links.latency_ns(links.get(dst, src))
+        if (
+            not isinstance(server, SimServer)
+            or not server.accepting()
+            or not fabric.nodes.is_up(dst)
+        ):
+            fabric.trace.emit("net.refused", src, dst, self.port)
+            error = ConnectionRefusedError(
+                errno.ECONNREFUSED, f"connect to {dst}:{self.port} refused"
+            )
+            fabric.at(back, self._fail, error, context=fabric.context)
+            return
+        client_end = self._open(server)
+        fabric.at(back, self._answer, client_end, context=fabric.context)
+
+    def _open(self, server: SimServer) -> StreamEndpoint:
+        """Create both ends at the server's node; hand the server its end."""
+        fabric = self.fabric
+        src, dst = self.ref.name, self.dst
+        up = Pipe(fabric, fabric.links.get(src, dst))
+        down = Pipe(fabric, fabric.links.get(dst, src))
+        server_addr = (fabric.addresses.address_of(dst), self.port)
+        client = StreamEndpoint(
+            fabric, self.ref, self.context, up, down, self.sockname, server_addr
+        )
+        client.port_release = self._release_port
+        accepted = StreamEndpoint(
+            fabric, server.ref, server.context.copy(), down, up, server_addr, self.sockname
+        )
+        fabric.trace.emit("net.accept", src, dst, self.port, client.number)
+        server.admit(accepted)
+        return client
+
+    def _answer(self, client: StreamEndpoint) -> None:
+        if self.future.done() or not self.ref.alive:
+            client.crash()  # nobody waits for this end: reset the server's
+            return
+        self.future.set_result(client)
+
+    def _fail(self, error: OSError) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
+
+    def abandon(self) -> None:
+        """The connecting node crashed: free its port (the answer finds it dead)."""
+        self._release_port()
+
+    def _release_port(self) -> None:
+        self.fabric.stream_ports.release(self.ref.name, self.sockname[1], self)

@@ -1,0 +1,169 @@
+"""Datagram transports: unreliable messages between node ports.
+
+Fault model. Each datagram sent `a -> b` is lost with `loss_probability`
+(drawn as `loss a->b`); one that survives is duplicated with
+`duplicate_probability`; each copy arrives after its own latency draw, so
+datagrams reorder freely. On arrival a partitioned link drops it, a held one
+queues it until `release`, and a port with no endpoint (never bound, closed,
+or gone with a crashed node) drops it silently. A connected endpoint
+(`remote_addr`) only hears from its peer. Nothing is ever delivered to a
+crashed node's code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import socket
+from typing import Any
+
+from seedbed.net._fabric import Fabric
+from seedbed.net._links import HELD, OPEN
+from seedbed.net._stream import SimSocket
+from seedbed.world._identity import NodeRef
+
+Address = tuple[str, int]
+
+
+class DatagramEndpoint(asyncio.DatagramTransport):
+    """A bound datagram port on one node; an `asyncio.DatagramTransport`."""
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        ref: NodeRef,
+        context: contextvars.Context,
+        port: int,
+        remote: Address | None,
+        protocol: asyncio.BaseProtocol,
+    ) -> None:
+        self.fabric = fabric
+        self.ref = ref
+        self.node = ref.name
+        self.context = context
+        self.protocol = protocol
+        self.remote = remote
+        self.port = fabric.datagram_ports.bind(self.node, port, self)
+        self.address: Address = (fabric.addresses.address_of(self.node), self.port)
+        self.number = fabric.next_number()
+        self.closing = False
+        sock = SimSocket(socket.SOCK_DGRAM, self.address, remote)
+        super().__init__({"sockname": self.address, "peername": remote, "socket": sock})
+        fabric.register(self.node, self.number, self)
+
+    def __repr__(self) -> str:
+        return f"<DatagramEndpoint {self.node} {self.address}>"
+
+    # -- asyncio.DatagramTransport ----------------------------------------------
+
+    def sendto(self, data: bytes | bytearray | memoryview, addr: Any = None) -> None:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(
+                f"data argument must be a bytes-like object, not {type(data).__name__!r}"
+            )
+        if self.closing:
+            return
+        if addr is None:
+            if self.remote is None:
+                raise ValueError("no destination: pass addr, or connect with remote_addr")
+            addr = self.remote
+        elif self.remote is not None and tuple(addr[:2]) != self.remote:
+            raise ValueError(f"Invalid address: must be None or {self.remote}")
+        dst = self.fabric.addresses.node_for(addr[0], self.node)
+        if dst is None:
+            return  # no such host: the datagram goes nowhere, as on a real network
+        self._send(bytes(data), dst, int(addr[1]))
+
+    def _send(self, payload: bytes, dst: str, port: int) -> None:
+        fabric = self.fabric
+        link = fabric.links.get(self.node, dst)
+        stream = fabric.stream
+        config = fabric.config
+        if stream.chance(config.loss_probability, link.loss_reason):
+            fabric.trace.emit("net.lost", self.node, dst, port, len(payload))
+            return
+        copies = 2 if stream.chance(config.duplicate_probability, link.duplicate_reason) else 1
+        fabric.trace.emit("net.sent", self.node, dst, port, len(payload), copies)
+        for _ in range(copies):
+            when = fabric.clock.now + fabric.links.latency_ns(link)
+            fabric.at(
+                when,
+                _arrive,
+                fabric,
+                link,
+                self.address,
+                dst,
+                port,
+                payload,
+                context=fabric.context,
+            )
+
+    def abort(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.closing:
+            return
+        self._unbind()
+        self.fabric.loop.call_soon(self._lost, context=self.context)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    # -- arrivals and crashes ------------------------------------------------
+
+    def receive(self, payload: bytes, source: Address) -> None:
+        if self.closing or (self.remote is not None and source != self.remote):
+            return
+        self.fabric.trace.emit("net.datagram", self.node, self.port, len(payload))
+        self.context.run(self._deliver, payload, source)
+
+    def _deliver(self, payload: bytes, source: Address) -> None:
+        try:
+            self.protocol.datagram_received(payload, source)  # type: ignore[attr-defined]
+        except Exception as exc:
+            self.fabric.loop.call_exception_handler(
+                {
+                    "message": "protocol.datagram_received() failed",
+                    "exception": exc,
+                    "transport": self,
+                }
+            )
+
+    def crash(self) -> None:
+        """The node crashed: the port vanishes and the protocol hears nothing more."""
+        self._unbind()
+
+    def _unbind(self) -> None:
+        self.closing = True
+        self.fabric.datagram_ports.release(self.node, self.port, self)
+        self.fabric.forget(self.node, self.number)
+
+    def _lost(self) -> None:
+        if self.ref.alive:
+            self.protocol.connection_lost(None)
+
+
+def _arrive(
+    fabric: Fabric, link: Any, source: Address, dst: str, port: int, payload: bytes
+) -> None:
+    """A datagram reaches `dst`'s side of the link (runs in no node's context)."""
+    if link.state != OPEN:
+        if link.state == HELD:
+            link.waiting.append(lambda: _redeliver(fabric, link, source, dst, port, payload))
+        else:
+            fabric.trace.emit("net.dropped", link.src, dst, port, len(payload))
+        return
+    endpoint = fabric.datagram_ports.get(dst, port)
+    if isinstance(endpoint, DatagramEndpoint):
+        endpoint.receive(payload, source)
+
+
+def _redeliver(
+    fabric: Fabric, link: Any, source: Address, dst: str, port: int, payload: bytes
+) -> None:
+    when = fabric.clock.now + fabric.links.latency_ns(link)
+    fabric.at(when, _arrive, fabric, link, source, dst, port, payload, context=fabric.context)

@@ -1,0 +1,104 @@
+"""What every part of one simulated network shares: loop, clock, entropy, links.
+
+Kept apart from `SimNetwork` so transports hold one small slotted object
+(the hot path reads the clock and the links through it) and never import the
+network's public face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+from seedbed._core import Stream, Trace
+from seedbed.net._addresses import AddressBook, PortTable
+from seedbed.net._config import NetworkConfig
+from seedbed.net._links import Links
+from seedbed.world._identity import NodeDirectory
+
+NS = 1_000_000_000
+
+
+class Fabric:
+    """Shared state of one network; see the module docstring."""
+
+    __slots__ = (
+        "addresses",
+        "chunk_max",
+        "clock",
+        "config",
+        "context",
+        "datagram_ports",
+        "endpoints",
+        "links",
+        "loop",
+        "nodes",
+        "numbers",
+        "stream",
+        "stream_ports",
+        "trace",
+        "window",
+    )
+
+    def __init__(
+        self, loop: Any, stream: Stream, config: NetworkConfig, nodes: NodeDirectory
+    ) -> None:
+        self.loop: asyncio.AbstractEventLoop = loop
+        self.clock = _clock_of(loop)
+        self.stream = stream
+        self.trace: Trace = loop.trace
+        self.config = config
+        self.nodes = nodes
+        self.chunk_max = config.stream_chunk_max
+        self.window = config.stream_window
+        self.addresses = AddressBook(list(nodes.names()))
+        self.links = Links(stream, self.trace, config, nodes.names)
+        self.stream_ports = PortTable("stream")
+        self.datagram_ports = PortTable("datagram")
+        # Open connection ends and datagram endpoints by node, in creation
+        # order: a crash walks them in that order.
+        self.endpoints: dict[str, dict[int, Any]] = {}
+        self.numbers = 0
+        # Network events (a SYN arriving, a reset timer) run in no node.
+        self.context = contextvars.Context()
+
+    def now(self) -> int:
+        """Virtual time in integer nanoseconds."""
+        return int(self.clock.now)
+
+    def at(self, when_ns: int, callback: Any, *args: Any, context: contextvars.Context) -> Any:
+        """Schedule `callback` at `when_ns` exactly (the loop converts seconds back to ns)."""
+        return self.loop.call_at((when_ns + 0.5) / NS, callback, *args, context=context)
+
+    def next_number(self) -> int:
+        self.numbers += 1
+        return self.numbers
+
+    def register(self, node: str, number: int, endpoint: Any) -> None:
+        self.endpoints.setdefault(node, {})[number] = endpoint
+
+    def forget(self, node: str, number: int) -> None:
+        owned = self.endpoints.get(node)
+        if owned is not None:
+            owned.pop(number, None)
+
+
+class _LoopClock:
+    """A clock read through `loop.time()`, for loops that do not expose theirs."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    @property
+    def now(self) -> int:
+        return round(self._loop.time() * NS)
+
+
+def _clock_of(loop: Any) -> Any:
+    """The loop's integer-nanosecond clock: exact, and read on every delivery."""
+    state = getattr(loop, "_st", None)
+    clock = getattr(state, "clock", None)
+    return clock if clock is not None else _LoopClock(loop)

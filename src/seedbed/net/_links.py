@@ -1,0 +1,138 @@
+"""Links between nodes: latency, partitions and holds.
+
+Fault model. Every ordered pair of nodes `a -> b` is a link in one of three
+states:
+
+- open: traffic flows, each delivery delayed by a latency drawn from the
+  network's entropy (`latency_min + exponential(latency_mean - latency_min)`,
+  capped at `latency_max`);
+- dropped (a partition): datagrams vanish; stream data waits at the link,
+  and a connection whose data waits longer than `partition_reset_timeout`
+  resets (TCP giving up on retransmissions); connects time out;
+- held: datagrams and stream data queue at the link, in order, until
+  `release` delivers the backlog after a fresh latency.
+
+The state is checked when traffic arrives at the far end, so a partition
+also catches what was already in flight. Links are kept in creation order
+and partition verbs walk the directory's node order: nothing here iterates
+in hash order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import combinations
+
+from seedbed._core import Stream, Trace, to_ns
+from seedbed.errors import UsageError
+from seedbed.net._config import NetworkConfig, Timing
+
+OPEN = 0
+DROPPED = 1
+HELD = 2
+_STATE_NAMES = ("open", "dropped", "held")
+
+
+class Link:
+    """One direction between two nodes, with its waiting traffic."""
+
+    __slots__ = (
+        "dst",
+        "duplicate_reason",
+        "latency_reason",
+        "loss_reason",
+        "src",
+        "state",
+        "waiting",
+    )
+
+    def __init__(self, src: str, dst: str) -> None:
+        self.src = src
+        self.dst = dst
+        self.state = OPEN
+        # Resumptions to run in order when the link opens: stalled stream pipes
+        # and held datagrams.
+        self.waiting: list[Callable[[], None]] = []
+        # Draw labels, formatted once: draws happen per delivery.
+        self.latency_reason = f"latency {src}->{dst}"
+        self.loss_reason = f"loss {src}->{dst}"
+        self.duplicate_reason = f"duplicate {src}->{dst}"
+
+
+class Links:
+    """Every link of one network, and the verbs that change them."""
+
+    __slots__ = ("_links", "_names", "_stream", "_trace", "timing")
+
+    def __init__(
+        self, stream: Stream, trace: Trace, config: NetworkConfig, names: Callable[[], list[str]]
+    ) -> None:
+        self._stream = stream
+        self._trace = trace
+        self._names = names
+        self._links: dict[tuple[str, str], Link] = {}
+        self.timing = Timing(config)
+
+    def get(self, src: str, dst: str) -> Link:
+        link = self._links.get((src, dst))
+        if link is None:
+            link = self._links[(src, dst)] = Link(src, dst)
+        return link
+
+    def latency_ns(self, link: Link) -> int:
+        """One hop's delay, drawn from the entropy (forced when min == mean)."""
+        timing = self.timing
+        if timing.latency_spread <= 0:
+            return timing.latency_min
+        drawn = to_ns(self._stream.exponential(timing.latency_spread, link.latency_reason))
+        return min(timing.latency_min + drawn, timing.latency_max)
+
+    # -- verbs --------------------------------------------------------------
+
+    def set(self, a: str, b: str, state: int, one_way: bool) -> None:
+        """Put a -> b (and b -> a unless one_way) into `state`."""
+        if a == b:
+            raise UsageError(f"a link joins two different nodes, got {a!r} twice")
+        self._set(self.get(a, b), state)
+        if not one_way:
+            self._set(self.get(b, a), state)
+
+    def isolate(self, node: str) -> None:
+        """Drop traffic between `node` and every other node, both ways."""
+        for other in self._names():
+            if other != node:
+                self.set(node, other, DROPPED, one_way=False)
+
+    def heal(self) -> None:
+        """Open every link (partitions and holds alike), in creation order."""
+        for link in list(self._links.values()):
+            self._set(link, OPEN)
+
+    def random_halves(self) -> tuple[list[str], list[str]]:
+        """Split the nodes into two halves chosen by the entropy; drop traffic between them."""
+        names = self._names()
+        if len(names) < 2:
+            raise UsageError(f"random_halves needs at least two nodes, got {names!r}")
+        order = self._stream.permutation(len(names), "random halves")
+        chosen = sorted(order[: len(names) // 2])
+        first = [names[i] for i in chosen]
+        second = [name for name in names if name not in first]
+        for a in first:
+            for b in second:
+                self.set(a, b, DROPPED, one_way=False)
+        return first, second
+
+    def _set(self, link: Link, state: int) -> None:
+        if link.state == state:
+            return
+        link.state = state
+        self._trace.emit("net.link", link.src, link.dst, _STATE_NAMES[state])
+        if state == OPEN:
+            waiting, link.waiting = link.waiting, []
+            for resume in waiting:
+                resume()
+
+
+def pairs(names: list[str]) -> list[tuple[str, str]]:
+    """Every unordered pair, in the order of `names`."""
+    return list(combinations(names, 2))

@@ -1,0 +1,221 @@
+"""One direction of a simulated stream connection: ordered bytes with latency.
+
+Fault model. Bytes written arrive in order, exactly once, after a latency
+drawn per send; the writes a stream makes at one virtual instant travel as
+one segment (one draw, one delivery). Arriving bytes are handed to the
+receiver in seeded chunks of at most `stream_chunk_max` bytes, each chunk its
+own loop callback, so a reader sees partial messages. A FIN (EOF) or RST
+travels behind the data like any segment. The link is checked on arrival:
+a partitioned or held link stalls the pipe (nothing is lost); a partition
+that outlasts `partition_reset_timeout` resets the connection.
+
+Per-connection FIFO holds by construction: a pipe has one queue and at most
+one pending delivery callback, and a segment never arrives before the one
+sent ahead of it, whatever order the loop gives timers due together.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from seedbed.net._fabric import Fabric
+from seedbed.net._links import DROPPED, OPEN, Link
+
+if TYPE_CHECKING:
+    from seedbed.net._stream import StreamEndpoint
+
+DATA = 0
+FIN = 1
+RST = 2
+
+
+class Pipe:
+    """Segments from `sender` to `receiver`, delivered by one callback at a time."""
+
+    __slots__ = (
+        "data",
+        "delivered",
+        "fabric",
+        "link",
+        "marks",
+        "receiver",
+        "reset_timer",
+        "sender",
+        "sent",
+        "stalled",
+        "starved",
+        "timer",
+    )
+
+    def __init__(self, fabric: Fabric, link: Link) -> None:
+        self.fabric = fabric
+        self.link = link
+        self.sender: StreamEndpoint | None = None
+        self.receiver: StreamEndpoint | None = None
+        self.data = bytearray()  # bytes sent and not yet delivered
+        self.sent = 0  # stream offsets: everything before `delivered` has arrived
+        self.delivered = 0
+        # Segments in order: [arrival_ns, end_offset, kind, sent_ns].
+        self.marks: deque[list[int]] = deque()
+        self.timer: Any = None  # the one pending delivery callback
+        self.stalled = False  # waiting for the link to open
+        self.starved = False  # waiting for the receiver to read
+        self.reset_timer: Any = None
+
+    @property
+    def backlog(self) -> int:
+        """Bytes written and not yet delivered: the sender's side of the window."""
+        return self.sent - self.delivered
+
+    # -- sending ------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        now = self.fabric.clock.now
+        self.data += data
+        self.sent += len(data)
+        marks = self.marks
+        if marks:
+            tail = marks[-1]
+            if tail[3] == now and tail[2] == DATA:
+                tail[1] = self.sent  # coalesce: same instant, same segment
+                return
+        self._push(DATA, now)
+
+    def send_fin(self) -> None:
+        self._push(FIN, self.fabric.clock.now)
+
+    def send_rst(self) -> None:
+        """Abort: what is queued is dropped and only the reset travels."""
+        self.clear()
+        self._push(RST, self.fabric.clock.now)
+
+    def clear(self) -> None:
+        """Drop everything queued (a crash, an abort, a reset)."""
+        self.data.clear()
+        self.delivered = self.sent
+        self.marks.clear()
+        self._cancel_timers()
+
+    def _push(self, kind: int, now: int) -> None:
+        fabric = self.fabric
+        when = now + fabric.links.latency_ns(self.link)
+        marks = self.marks
+        if marks and marks[-1][0] > when:
+            when = marks[-1][0]  # never overtake the segment ahead
+        marks.append([when, self.sent, kind, now])
+        if self.timer is None and not self.stalled and not self.starved:
+            self._schedule(when)
+
+    def _schedule(self, when: int) -> None:
+        receiver = self.receiver
+        assert receiver is not None
+        fabric = self.fabric
+        if when <= fabric.clock.now:
+            self.timer = fabric.loop.call_soon(self._arrive, context=receiver.context)
+        else:
+            self.timer = fabric.at(when, self._arrive, context=receiver.context)
+
+    # -- arriving (runs in the receiver's context) ---------------------------
+
+    def _arrive(self) -> None:
+        self.timer = None
+        marks = self.marks
+        if not marks:
+            return
+        if self.link.state != OPEN:
+            self._stall()
+            return
+        receiver = self.receiver
+        assert receiver is not None
+        if not receiver.reading:
+            self.starved = True
+            return
+        now = self.fabric.clock.now
+        head = marks[0]
+        if head[0] > now:
+            self._schedule(head[0])
+            return
+        kind = head[2]
+        if kind == DATA:
+            self._deliver_chunk(receiver, now)
+        elif kind == FIN:
+            marks.popleft()
+            receiver.receive_eof()
+        else:
+            self.clear()
+            receiver.receive_reset()
+        if marks and self.timer is None and not self.stalled and not self.starved:
+            self._schedule(marks[0][0])
+
+    def _deliver_chunk(self, receiver: StreamEndpoint, now: int) -> None:
+        marks = self.marks
+        end = marks[0][1]
+        for mark in marks:
+            if mark[0] > now or mark[2] != DATA:
+                break
+            end = mark[1]
+        size = self._chunk_size(end - self.delivered)
+        chunk = bytes(self.data[:size])
+        del self.data[:size]
+        self.delivered += size
+        while marks and marks[0][2] == DATA and marks[0][1] <= self.delivered:
+            marks.popleft()
+        sender = self.sender
+        if sender is not None and sender.write_paused:
+            sender.window_opened()
+        receiver.receive(chunk)
+
+    def _chunk_size(self, available: int) -> int:
+        """Half the time all that arrived (up to the cap), else a uniform prefix."""
+        limit = min(available, self.fabric.chunk_max)
+        if limit <= 1:
+            return limit
+        value = self.fabric.stream.below(2 * limit, "chunk size")
+        return limit if value >= limit else value + 1
+
+    # -- waiting ------------------------------------------------------------
+
+    def reader_ready(self) -> None:
+        """The receiver reads again (resumed, or a protocol was attached)."""
+        if self.starved:
+            self.starved = False
+            if self.marks and self.timer is None and not self.stalled:
+                self._schedule(self.fabric.clock.now)
+
+    def _stall(self) -> None:
+        """The link is partitioned or held: wait for it, and give up on a partition."""
+        self.stalled = True
+        link = self.link
+        link.waiting.append(self._resume)
+        if link.state == DROPPED and self.reset_timer is None:
+            fabric = self.fabric
+            deadline = fabric.clock.now + fabric.links.timing.reset_timeout
+            self.reset_timer = fabric.at(deadline, self._give_up, context=fabric.context)
+
+    def _resume(self) -> None:
+        """The link opened: the backlog travels on after a fresh latency."""
+        if not self.stalled:
+            return
+        self.stalled = False
+        if self.reset_timer is not None:
+            self.reset_timer.cancel()
+            self.reset_timer = None
+        if self.marks and self.timer is None and not self.starved:
+            self._schedule(self.fabric.clock.now + self.fabric.links.latency_ns(self.link))
+
+    def _give_up(self) -> None:
+        self.reset_timer = None
+        if self.stalled and self.link.state != OPEN:
+            self.fabric.trace.emit("net.timeout", self.link.src, self.link.dst)
+            for end in (self.sender, self.receiver):
+                if end is not None:
+                    end.reset_by_network()
+
+    def _cancel_timers(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.reset_timer is not None:
+            self.reset_timer.cancel()
+            self.reset_timer = None

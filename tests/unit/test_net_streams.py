@@ -1,0 +1,137 @@
+"""Streams between simulated nodes behave like TCP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from _netharness import World
+
+from seedbed.net import NetworkConfig
+from seedbed.world._identity import current_node
+
+
+async def echo_server(port: int = 7000) -> asyncio.AbstractServer:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(1000):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(handle, None, port)
+
+
+def test_an_echo_round_trip_between_two_nodes() -> None:
+    world = World(seed=1)
+
+    async def client() -> bytes:
+        reader, writer = await asyncio.open_connection("n1", 7000)
+        writer.write(b"hello")
+        data = await reader.readexactly(5)
+        writer.close()
+        return data
+
+    async def main() -> bytes:
+        await world.spawn("n1", echo_server())
+        return await world.spawn("n2", client())
+
+    assert world.run(main) == b"hello"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bytes_arrive_in_order_under_random_chunking(seed: int) -> None:
+    world = World(seed=seed, config=NetworkConfig(stream_chunk_max=7))
+    payload = bytes(range(256)) * 20
+    reads: list[int] = []
+
+    async def receiver() -> bytes:
+        done = asyncio.get_running_loop().create_future()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            received = bytearray()
+            while data := await reader.read(100_000):
+                reads.append(len(data))
+                received += data
+            done.set_result(bytes(received))
+
+        await asyncio.start_server(handle, None, 7000)
+        return await done
+
+    async def sender() -> None:
+        _, writer = await asyncio.open_connection("n2", 7000)
+        for start in range(0, len(payload), 300):
+            writer.write(payload[start : start + 300])
+            if start % 900 == 0:
+                await asyncio.sleep(0.0001)
+        writer.close()
+
+    async def main() -> bytes:
+        got = world.spawn("n2", receiver())
+        await asyncio.sleep(0.01)
+        world.spawn("n1", sender())
+        return await got
+
+    assert world.run(main) == payload
+    assert max(reads) <= 7 and len(reads) > len(payload) // 7
+
+
+def test_close_delivers_eof_and_a_closed_port_refuses() -> None:
+    world = World(seed=3)
+
+    async def client() -> tuple[bytes, bool]:
+        reader, writer = await asyncio.open_connection("n1", 7000)
+        writer.write(b"bye")
+        writer.write_eof()
+        data = await reader.read()  # until EOF
+        try:
+            await asyncio.open_connection("n1", 7001)
+        except ConnectionRefusedError:
+            refused = True
+        else:
+            refused = False
+        return data, refused
+
+    async def main() -> tuple[bytes, bool]:
+        await world.spawn("n1", echo_server())
+        return await world.spawn("n2", client())
+
+    assert world.run(main) == (b"bye", True)
+
+
+def test_protocol_callbacks_run_in_the_receiving_node() -> None:
+    world = World(seed=4)
+    seen: list[tuple[str, str | None]] = []
+
+    class Recorder(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            seen.append(("made", current_node()))
+            self.transport = transport
+
+        def data_received(self, data: bytes) -> None:
+            seen.append(("data", current_node()))
+            self.transport.write(data)  # type: ignore[attr-defined]
+
+        def eof_received(self) -> None:
+            seen.append(("eof", current_node()))
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            seen.append(("lost", current_node()))
+
+    async def server() -> None:
+        await asyncio.get_running_loop().create_server(Recorder, port=9)
+
+    async def client() -> bytes:
+        reader, writer = await asyncio.open_connection("n1", 9)
+        writer.write(b"x")
+        data = await reader.readexactly(1)
+        writer.close()
+        await asyncio.sleep(0.1)
+        return data
+
+    async def main() -> bytes:
+        await world.spawn("n1", server())
+        return await world.spawn("n2", client())
+
+    assert world.run(main) == b"x"
+    assert [kind for kind, _ in seen] == ["made", "data", "eof", "lost"]
+    assert {node for _, node in seen} == {"n1"}
