@@ -282,3 +282,37 @@ def test_bad_setup_is_refused_with_a_clear_message() -> None:
         Simulation(seed=1).run()
     with pytest.raises(UsageError, match="unknown Simulation option"):
         Simulation(seed=1, colour="blue")
+
+
+def test_a_restarted_node_keeps_only_what_its_disk_made_durable() -> None:
+    from seedbed import fs
+
+    seen: list[tuple[int, bytes]] = []
+
+    async def host() -> None:
+        restarts = 0
+        if await fs.exists("/restarts"):
+            restarts = int(await fs.read_file("/restarts"))
+        scratch = await fs.read_file("/scratch") if await fs.exists("/scratch") else b""
+        seen.append((restarts, scratch))
+        durable = await fs.open("/restarts.tmp", "w")
+        await durable.write(str(restarts + 1).encode())
+        await durable.fsync()
+        await durable.close()
+        await fs.rename("/restarts.tmp", "/restarts")
+        await fs.fsync_dir("/")
+        volatile = await fs.open("/scratch", "w")  # never fsynced, nor its directory
+        await volatile.write(b"lost on crash")
+        await asyncio.sleep(1000)
+
+    async def client() -> None:
+        for _ in range(3):
+            await asyncio.sleep(1)
+            sim.bounce("h")
+        await asyncio.sleep(1)
+
+    sim = Simulation(seed=4)
+    sim.host("h", host)
+    sim.client("c", client)
+    sim.run(max_time=100)
+    assert seen == [(0, b""), (1, b""), (2, b""), (3, b"")]

@@ -23,6 +23,7 @@ from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import abandon_pending, check_seed
 from seedbed.errors import RunContext, SimulationFailure, UsageError
+from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
 from seedbed.world._identity import NODE
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
@@ -48,7 +49,7 @@ class Simulation:
         *,
         clock: ClockConfig | None = None,
         network: Any = None,
-        disk: Any = None,
+        disk: DiskConfig | None = None,
         interleave: bool = True,
         **loop_options: Any,
     ) -> None:
@@ -68,8 +69,9 @@ class Simulation:
         self._failed: asyncio.Future[None] = self._loop.create_future()
         self._started = False
         self._finished = False
+        self._disk_config = disk or DiskConfig()
+        self._coordinator = FaultCoordinator()
         self._network = self._make_network(network)
-        self._disk_config = disk
 
     # -- building the world -------------------------------------------------
 
@@ -273,8 +275,10 @@ class Simulation:
     def _make_network(self, config: Any) -> Any:
         return None if config is None else _network_factory(self, config)
 
-    def _make_disk(self, name: str) -> Any:
-        return None if self._disk_config is None else _disk_factory(self, name)
+    def _make_disk(self, name: str) -> SimDisk:
+        """Every node has a disk (faults off unless `disk=DiskConfig(...)` says otherwise)."""
+        stream = self._loop._st.entropy.stream(f"disk {name}")
+        return SimDisk(stream, self._disk_config, name=name, coordinator=self._coordinator)
 
     @property
     def nodes(self) -> NodeTable:
@@ -309,5 +313,3 @@ def _network_factory(sim: Simulation, config: Any) -> Any:
     raise UsageError("the simulated network is not available yet in this build")
 
 
-def _disk_factory(sim: Simulation, name: str) -> Any:
-    raise UsageError("simulated disks are not available yet in this build")

@@ -1,0 +1,219 @@
+"""Benchmark: five networked nodes, on seedbed's simulated world and on real TCP.
+
+The same node code (plain asyncio streams) runs twice in one run: as five
+clients of a `seedbed.Simulation` with its default settings (node
+interleaving on, per-hop latency 0.5-5 ms), and as five tasks on the real
+asyncio loop over loopback TCP in one process. Two variants:
+
+- streaming: every node sends many small lines to every other node,
+  draining every 64 lines, and reads everything sent to it;
+- request/response: every node makes echo round trips on a connection to
+  every other node.
+
+It prints messages per wall second for both, their ratio, and virtual
+seconds per wall second for the simulation; medians of several runs, each in
+a fresh process (`--one VARIANT WORLD`). It reports; it never gates.
+
+    PYTHONHASHSEED=0 python bench/world.py [--runs 5] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+NODES = 5
+PORT = 7000
+LINE = b"x" * 23 + b"\n"  # 24-byte messages
+
+
+@dataclass(frozen=True)
+class Sizes:
+    lines_per_peer: int  # streaming
+    round_trips_per_peer: int  # request/response
+
+
+FULL = Sizes(lines_per_peer=20_000, round_trips_per_peer=2_000)
+QUICK = Sizes(lines_per_peer=2_000, round_trips_per_peer=200)
+TARGETS = {"streaming": 2.0, "request-response": 3.0}
+TARGET_VIRTUAL_RATE = 20.0  # virtual seconds per wall second, request/response
+
+
+# -- the node code: ordinary asyncio, the same in both worlds --------------------
+
+
+async def _drain_reader(reader: asyncio.StreamReader, expected: int) -> int:
+    got = 0
+    while got < expected:
+        line = await reader.readline()
+        if not line:
+            break
+        got += 1
+    return got
+
+
+async def streaming_node(me: int, peers: list[tuple[str, int]], listen: tuple[str, int],
+                         sizes: Sizes) -> int:  # fmt: skip
+    """Send `lines_per_peer` lines to each peer; return the lines moved (sent and read)."""
+    received: list[int] = []
+    all_in = asyncio.Event()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await _drain_reader(reader, sizes.lines_per_peer))
+        writer.close()
+        if len(received) == len(peers):
+            all_in.set()
+
+    server = await asyncio.start_server(accept, *listen)
+    await asyncio.sleep(0.01)  # everyone listens before anyone connects
+
+    async def send(host: str, port: int) -> None:
+        _, writer = await asyncio.open_connection(host, port)
+        for i in range(sizes.lines_per_peer):
+            writer.write(LINE)
+            if i % 64 == 63:
+                await writer.drain()
+        await writer.drain()
+        writer.close()
+
+    await asyncio.gather(*(send(host, port) for host, port in peers))
+    await all_in.wait()
+    server.close()
+    return sum(received)
+
+
+async def echo_node(me: int, peers: list[tuple[str, int]], listen: tuple[str, int],
+                    sizes: Sizes) -> int:  # fmt: skip
+    """Make round trips to each peer while echoing theirs; return messages moved."""
+
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            writer.write(line)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(echo, *listen)
+    await asyncio.sleep(0.01)
+
+    async def ask(host: str, port: int) -> int:
+        reader, writer = await asyncio.open_connection(host, port)
+        for _ in range(sizes.round_trips_per_peer):
+            writer.write(LINE)
+            await writer.drain()
+            await reader.readline()
+        writer.close()
+        return 2 * sizes.round_trips_per_peer
+
+    moved = sum(await asyncio.gather(*(ask(host, port) for host, port in peers)))
+    await asyncio.sleep(0.1)  # peers may still be asking us
+    server.close()
+    return moved
+
+
+NodeCode = Callable[[int, list[tuple[str, int]], tuple[str, int], Sizes], Awaitable[int]]
+VARIANTS: dict[str, NodeCode] = {"streaming": streaming_node, "request-response": echo_node}
+
+
+# -- the two worlds --------------------------------------------------------------
+
+
+def run_real(code: NodeCode, sizes: Sizes) -> tuple[int, float, float]:
+    """All nodes as tasks of one real asyncio loop, over loopback TCP."""
+    base = 20000 + os.getpid() % 20000
+    listen = [("127.0.0.1", base + i) for i in range(NODES)]
+
+    async def world() -> int:
+        results = await asyncio.gather(
+            *(code(i, listen[:i] + listen[i + 1 :], listen[i], sizes) for i in range(NODES))
+        )
+        return sum(results)
+
+    start = time.perf_counter()
+    messages = asyncio.run(world())
+    wall = time.perf_counter() - start
+    return messages, wall, wall
+
+
+def run_seedbed(code: NodeCode, sizes: Sizes) -> tuple[int, float, float]:
+    """The same nodes as clients of a Simulation with its default settings."""
+    import seedbed
+    from seedbed.net import NetworkConfig
+
+    names = [f"n{i}" for i in range(NODES)]
+    sim = seedbed.Simulation(
+        seed=1, network=NetworkConfig(latency_min=0.0005, latency_mean=0.001, latency_max=0.005)
+    )
+    for i, name in enumerate(names):
+        peers = [(other, PORT) for other in names if other != name]
+
+        async def main(i: int = i, peers: list[tuple[str, int]] = peers, name: str = name) -> int:
+            return await code(i, peers, (name, PORT), sizes)
+
+        sim.client(name, main)
+    start = time.perf_counter()
+    result = sim.run(max_time=3600)
+    wall = time.perf_counter() - start
+    return sum(result.values.values()), wall, result.virtual_time
+
+
+WORLDS = {"real": run_real, "seedbed": run_seedbed}
+
+
+def one(variant: str, world: str, quick: bool) -> None:
+    messages, wall, virtual = WORLDS[world](VARIANTS[variant], QUICK if quick else FULL)
+    print(json.dumps({"messages": messages, "wall": wall, "virtual": virtual}))
+
+
+# -- the parent: fresh processes, interleaved, medians ------------------------------
+
+
+def measure(variant: str, world: str, quick: bool) -> dict[str, float]:
+    command = [sys.executable, __file__, "--one", variant, world] + (["--quick"] if quick else [])
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--one", nargs=2, metavar=("VARIANT", "WORLD"))
+    args = parser.parse_args()
+    if args.one:
+        one(args.one[0], args.one[1], args.quick)
+        return
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, {args.runs} runs, "
+          f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    header = f"{'variant':18} {'real msg/s':>12} {'seedbed msg/s':>14} {'ratio':>6} "
+    print(header + f"{'target':>7} {'virtual s/wall s':>17}")
+    for variant in VARIANTS:
+        rates: dict[str, list[float]] = {"real": [], "seedbed": []}
+        virtual_rates: list[float] = []
+        for _ in range(args.runs):
+            for world in ("real", "seedbed"):
+                result = measure(variant, world, args.quick)
+                rates[world].append(result["messages"] / result["wall"])
+                if world == "seedbed":
+                    virtual_rates.append(result["virtual"] / result["wall"])
+        real, sim = statistics.median(rates["real"]), statistics.median(rates["seedbed"])
+        virtual = statistics.median(virtual_rates)
+        print(f"{variant:18} {real:12,.0f} {sim:14,.0f} {sim / real:5.2f}x "
+              f"{TARGETS[variant]:6.1f}x {virtual:17.1f}")  # fmt: skip
+    print(
+        f"targets: ratios as shown; request/response >= {TARGET_VIRTUAL_RATE:.0f} virtual s/wall s"
+    )
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
