@@ -36,6 +36,14 @@ subclasses (FileNotFoundError, FileExistsError, IsADirectoryError,
 NotADirectoryError, OSError with errno EIO...).
 """
 
+from seedbed.fs._config import DiskConfig
+from seedbed.fs._coordinator import FaultCoordinator
+from seedbed.fs._file import File
+from seedbed.fs._simdisk import FAULT_KINDS, SimDisk, SimFile
+
+# isort: split
+# The API imports the world (for node identity), and the world imports the
+# classes above from here: bind them first, so either import order works.
 from seedbed.fs._api import (
     exists,
     fsync_dir,
@@ -48,10 +56,6 @@ from seedbed.fs._api import (
     rmdir,
     write_file,
 )
-from seedbed.fs._config import DiskConfig
-from seedbed.fs._coordinator import FaultCoordinator
-from seedbed.fs._file import File
-from seedbed.fs._simdisk import FAULT_KINDS, SimDisk, SimFile
 
 __all__ = [
     "FAULT_KINDS",
