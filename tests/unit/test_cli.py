@@ -104,3 +104,21 @@ def test_the_command_reexecutes_itself_under_the_fixed_hash_seed(tmp_path: Path)
     done = seedbed("run", f"{probe}:main", "--seed", "1", PYTHONHASHSEED="123")
     assert done.returncode == 0, done.stderr
     assert "value=0" in done.stdout  # randomization off: the command runs under PYTHONHASHSEED=0
+
+
+def test_runs_refuse_python_dash_o_which_would_strip_their_assertions() -> None:
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", "import asyncio, seedbed\n"
+         "async def main(): return 1\n"
+         "seedbed.run(main, seed=1)"],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "run without -O" in done.stderr
+    cli = subprocess.run(
+        [sys.executable, "-O", "-m", "seedbed", "run", RACE, "--seed", "1"],
+        cwd=REPO, env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert cli.returncode == 2
+    assert "without python -O" in cli.stderr

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import platform
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +124,8 @@ def execute(
     """
     if not callable(main):
         raise UsageError(f"main must be an async callable taking no arguments, got {main!r}")
+    if sys.flags.optimize:
+        raise UsageError("python -O strips the assertions a simulation checks; run without -O")
     loop = SeedbedLoop(seed, config, trace)
     loop._st.replay = replay_command(main, seed, config.changed())
     value: Any = None
