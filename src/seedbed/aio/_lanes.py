@@ -39,21 +39,23 @@ class _Lane:
 class Lanes:
     """The per-lane ready queues, in order of each lane's first callback."""
 
-    __slots__ = ("_by_id", "_lanes")
+    __slots__ = ("_by_key", "_lanes")
 
     def __init__(self) -> None:
-        self._by_id: dict[int, _Lane] = {}  # id(key) -> lane: a lookup, never an order
+        # Keyed by the lane object itself (identity hash): a lookup, never an order.
+        # Not by id(): every id() call fires an audit event.
+        self._by_key: dict[Any, _Lane] = {}
         self._lanes: list[_Lane] = []
 
     def sort_in(self, inbox: deque[SimHandle | SimTimerHandle], var: Any) -> None:
         """Move every handle from the shared ready queue to its lane."""
-        by_id = self._by_id
+        by_key = self._by_key
         while inbox:
             handle = inbox.popleft()
             key = handle._context.get(var)
-            lane = by_id.get(id(key))
-            if lane is None or lane.key is not key:
-                lane = by_id[id(key)] = _Lane(key)
+            lane = by_key.get(key)
+            if lane is None:
+                lane = by_key[key] = _Lane(key)
                 self._lanes.append(lane)
             lane.queue.append(handle)
 
@@ -74,7 +76,7 @@ class Lanes:
         """Drop empty lanes so a long run with many incarnations stays small."""
         kept = [lane for lane in self._lanes if lane.queue]
         self._lanes = kept
-        self._by_id = {id(lane.key): lane for lane in kept}
+        self._by_key = {lane.key: lane for lane in kept}
 
 
 def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
