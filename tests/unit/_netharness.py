@@ -80,7 +80,19 @@ class World:
 
     def run(self, main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         """Run `main()` outside any node (it usually spawns and awaits nodes)."""
-        return self.loop.run_until_complete(main())
+        try:
+            return self.loop.run_until_complete(main())
+        finally:
+            self._teardown()
+
+    def _teardown(self) -> None:
+        """Cancel what nodes left running (servers), as `asyncio.run` does."""
+        pending = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            gathered = asyncio.gather(*pending, return_exceptions=True)
+            self.loop.run_until_complete(gathered)
 
     def crash(self, name: str) -> None:
         self.nodes.refs[name].alive = False

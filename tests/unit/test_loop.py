@@ -329,10 +329,11 @@ def test_network_calls_are_refused_without_a_simulated_world() -> None:
 
 def test_a_real_socket_inside_a_run_escapes_even_if_the_code_catches_it() -> None:
     async def main() -> str:
-        try:
-            socket.socket()
-        except Exception:
-            pass  # the escape must not vanish with the exception
+        with socket.socket() as sock:  # creating a socket is allowed; connecting is not
+            try:
+                sock.connect(("127.0.0.1", 9))
+            except Exception:
+                pass  # the escape must not vanish with the exception
         await asyncio.sleep(1)
         return "finished"
 
