@@ -276,8 +276,6 @@ def test_bad_setup_is_refused_with_a_clear_message() -> None:
         sim.client("a", forever)
     with pytest.raises(UsageError, match="no node named 'zz'"):
         sim.crash("zz")
-    with pytest.raises(UsageError, match="no network"):
-        sim.partition("a", "a")
     with pytest.raises(UsageError, match="needs max_time"):
         Simulation(seed=1).run()
     with pytest.raises(UsageError, match="unknown Simulation option"):

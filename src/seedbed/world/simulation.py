@@ -24,6 +24,7 @@ from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import abandon_pending, check_seed
 from seedbed.errors import RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
+from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
 from seedbed.world._identity import NODE
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
@@ -48,7 +49,7 @@ class Simulation:
         seed: int,
         *,
         clock: ClockConfig | None = None,
-        network: Any = None,
+        network: NetworkConfig | None = None,
         disk: DiskConfig | None = None,
         interleave: bool = True,
         **loop_options: Any,
@@ -111,8 +112,7 @@ class Simulation:
         if not node.up:
             return False
         self._nodes.bury(self._loop, node)
-        if self._network is not None:
-            self._network.node_crashed(name)
+        self._network.node_crashed(name)
         if node.disk is not None:
             node.disk.crash()
         self._loop._st.trace.emit("crash", name, node.incarnation)
@@ -132,20 +132,33 @@ class Simulation:
         self.restart(name)
 
     def partition(self, a: str, b: str, *, one_way: bool = False) -> None:
-        self._net().partition(a, b, one_way=one_way)
+        """Cut the wire: traffic a->b (and b->a unless one_way) is dropped."""
+        self._network.partition(a, b, one_way=one_way)
 
     def repair(self, a: str, b: str, *, one_way: bool = False) -> None:
-        self._net().repair(a, b, one_way=one_way)
+        self._network.repair(a, b, one_way=one_way)
 
     def hold(self, a: str, b: str, *, one_way: bool = False) -> None:
-        self._net().hold(a, b, one_way=one_way)
+        """Block the pipe: traffic a->b (and b->a) is kept, delivered on release."""
+        self._network.hold(a, b, one_way=one_way)
 
     def release(self, a: str, b: str, *, one_way: bool = False) -> None:
-        self._net().release(a, b, one_way=one_way)
+        self._network.release(a, b, one_way=one_way)
 
-    def _net(self) -> Any:
-        if self._network is None:
-            raise UsageError("this simulation has no network; pass network=NetworkConfig(...)")
+    def isolate(self, name: str) -> None:
+        """Partition one node from every other."""
+        self._network.isolate(name)
+
+    def heal(self) -> None:
+        """Repair every partition and release every hold."""
+        self._network.heal()
+
+    def random_halves(self) -> tuple[list[str], list[str]]:
+        """Partition the nodes into two halves drawn from the entropy."""
+        return self._network.random_halves()
+
+    @property
+    def network(self) -> SimNetwork:
         return self._network
 
     # -- running ------------------------------------------------------------
@@ -237,8 +250,7 @@ class Simulation:
             _run_main(node.main), context=node.context, name=f"{node.name}#{node.incarnation}"
         )
         task.add_done_callback(functools.partial(self._node_finished, node), context=self._world)
-        if self._network is not None:
-            self._network.node_started(node.name)
+        self._network.node_started(node.name)
         self._loop._st.trace.emit("start", node.name, node.incarnation)
 
     def _node_finished(self, node: Node, task: asyncio.Future[Any]) -> None:
@@ -272,8 +284,12 @@ class Simulation:
 
     # -- components ---------------------------------------------------------
 
-    def _make_network(self, config: Any) -> Any:
-        return None if config is None else _network_factory(self, config)
+    def _make_network(self, config: NetworkConfig | None) -> SimNetwork:
+        """Every world has a network (no faults beyond latency unless configured)."""
+        stream = self._loop._st.entropy.stream("net")
+        network = SimNetwork(self._loop, stream, config or NetworkConfig(), self._nodes)
+        self._loop.install_network(network)
+        return network
 
     def _make_disk(self, name: str) -> SimDisk:
         """Every node has a disk (faults off unless `disk=DiskConfig(...)` says otherwise)."""
@@ -307,9 +323,3 @@ def _with_max_time(config: LoopConfig, max_time: float) -> LoopConfig:
     options = config.as_dict()
     options["max_time"] = max_time
     return LoopConfig(**options)
-
-
-def _network_factory(sim: Simulation, config: Any) -> Any:
-    raise UsageError("the simulated network is not available yet in this build")
-
-
