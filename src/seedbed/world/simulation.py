@@ -89,6 +89,7 @@ class Simulation:
             raise UsageError("this simulation has finished; make a new one")
         node = Node(name, kind, main, self._make_disk(name), self._loop.create_future())
         self._nodes.add(node)
+        self._network.address_of(name)  # its name resolves from now on
         if self._started:
             self._start(node)
 
