@@ -12,9 +12,9 @@ import aiohttp
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from _netharness import World  # noqa: E402
+from _netharness import World
 
-from seedbed.net import NetworkConfig  # noqa: E402
+from seedbed.net import NetworkConfig
 
 
 def network_program(seed: int) -> str:
