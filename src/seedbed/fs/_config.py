@@ -34,8 +34,9 @@ class DiskConfig:
     - `sector_size`: bytes per sector: the granularity of torn writes,
       corruption and misdirection.
     - `spare_one_replica`: never damage (corrupt, misdirect or tear) the same
-      block on every disk that shares the simulation's `FaultCoordinator`,
-      so a correct replicated system can always recover from some replica.
+      block on every disk that shares the simulation's `FaultCoordinator` and
+      has that file, so a correct replicated system can always recover from
+      some replica.
       "The same block" is the same path (as the node names it) and the same
       sector index (offset // sector_size) on different nodes' disks.
     """

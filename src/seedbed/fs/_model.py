@@ -68,7 +68,7 @@ class FileNode:
         self.number = number
         self.path = path  # the latest name it was given: for labels and fault keys
         self.data = bytearray()
-        self.durable = b""
+        self.durable = bytearray()
         self.pending: list[Write | Truncate] = []
 
 
@@ -182,6 +182,20 @@ class DiskModel:
     def listdir(self, parts: Parts) -> list[str]:
         return sorted(self.directory(parts).entries)
 
+    def file_paths(self) -> list[str]:
+        """Every name of every file processes can see, sorted."""
+        found: list[str] = []
+        stack: list[tuple[DirNode, Parts]] = [(self.directory(()), ())]
+        while stack:
+            directory, parts = stack.pop()
+            for name, number in directory.entries.items():
+                node = self._nodes[number]
+                if isinstance(node, DirNode):
+                    stack.append((node, (*parts, name)))
+                else:
+                    found.append(join((*parts, name)))
+        return sorted(found)
+
     def fsync_dir(self, parts: Parts) -> None:
         directory = self.directory(parts)
         directory.durable_entries = dict(directory.entries)
@@ -206,10 +220,8 @@ class DiskModel:
 
     @staticmethod
     def fsync(node: FileNode) -> None:
-        durable = bytearray(node.durable)
-        for op in node.pending:
-            apply(durable, op)
-        node.durable = bytes(durable)
+        for op in node.pending:  # in place: a WAL fsyncs often, and copies would be quadratic
+            apply(node.durable, op)
         node.pending.clear()
 
     # -- crash --------------------------------------------------------------
@@ -233,7 +245,7 @@ class DiskModel:
                 if kept:
                     apply(contents, Write(last.offset, last.data[:kept]))
             node.data = contents
-            node.durable = bytes(contents)
+            node.durable = bytearray(contents)
             node.pending.clear()
 
     def _durable_tree(self) -> dict[int, str]:

@@ -72,6 +72,7 @@ class SimDisk:
         """The node lost power: drop every volatile change, maybe tearing last writes."""
         self._epoch += 1
         self._model.crash(self._tear)
+        self._files_changed()
 
     def _tear(self, node: FileNode, write: Write) -> int:
         """How many bytes of `write` persist: 0, all, or a prefix ending on a sector boundary."""
@@ -99,6 +100,7 @@ class SimDisk:
             if not mode.create:
                 raise oserror(errno.ENOENT, join(parts))
             node = self._model.create_file(parts)
+            self._files_changed()
         elif mode.exclusive:
             raise oserror(errno.EEXIST, join(parts))
         elif mode.truncate:
@@ -111,11 +113,13 @@ class SimDisk:
         self._model.rename(src_parts, dst_parts)
         if self._coordinator is not None:
             self._coordinator.renamed(self.name, join(src_parts), join(dst_parts))
+            self._files_changed()
 
     async def remove(self, path: str | os.PathLike[str]) -> None:
         parts = split_path(path)
         await self._io("remove", join(parts))
         self._model.remove(parts)
+        self._files_changed()
 
     async def rmdir(self, path: str | os.PathLike[str]) -> None:
         parts = split_path(path)
@@ -245,6 +249,10 @@ class SimDisk:
             await asyncio.sleep(delay)
             if started != self._epoch:
                 raise OSError(errno.EIO, f"disk crashed during {op}", path)
+
+    def _files_changed(self) -> None:
+        if self._coordinator is not None:
+            self._coordinator.files_changed(self.name, self._model.file_paths())
 
     def _permit(self, path: str, sectors: range | list[int]) -> bool:
         if self._coordinator is None or self._coordinator.permit(self.name, path, sectors):
