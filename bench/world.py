@@ -2,13 +2,13 @@
 
 The same node code (plain asyncio streams) runs twice in one run: as five
 clients of a `seedbed.Simulation` with its default settings (node
-interleaving on, per-hop latency 0.5-5 ms), and as five tasks on the real
+interleaving on; per-hop latency 0.5-5 ms, mean 2.75 ms), and as five tasks on the real
 asyncio loop over loopback TCP in one process. Two variants:
 
-- streaming: every node sends many small lines to every other node,
-  draining every 64 lines, and reads everything sent to it;
-- request/response: every node makes echo round trips on a connection to
-  every other node.
+- streaming: each pair of nodes shares one connection, and both ends send
+  many small lines on it, draining every 64 lines, while reading the other's;
+- request/response: on each pair's connection, one end makes echo round
+  trips and the other echoes.
 
 It prints messages per wall second for both, their ratio, and virtual
 seconds per wall second for the simulation; medians of several runs, each in
@@ -41,7 +41,7 @@ class Sizes:
     round_trips_per_peer: int  # request/response
 
 
-FULL = Sizes(lines_per_peer=20_000, round_trips_per_peer=2_000)
+FULL = Sizes(lines_per_peer=20_000, round_trips_per_peer=4_000)
 QUICK = Sizes(lines_per_peer=2_000, round_trips_per_peer=200)
 TARGETS = {"streaming": 2.0, "request-response": 3.0}
 TARGET_VIRTUAL_RATE = 20.0  # virtual seconds per wall second, request/response
@@ -60,45 +60,65 @@ async def _drain_reader(reader: asyncio.StreamReader, expected: int) -> int:
     return got
 
 
-async def streaming_node(me: int, peers: list[tuple[str, int]], listen: tuple[str, int],
-                         sizes: Sizes) -> int:  # fmt: skip
-    """Send `lines_per_peer` lines to each peer; return the lines moved (sent and read)."""
-    received: list[int] = []
-    all_in = asyncio.Event()
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    sizes: Sizes) -> int:  # fmt: skip
+    """Both ends of a connection stream lines at each other; return lines read."""
 
-    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        received.append(await _drain_reader(reader, sizes.lines_per_peer))
-        writer.close()
-        if len(received) == len(peers):
-            all_in.set()
-
-    server = await asyncio.start_server(accept, *listen)
-    await asyncio.sleep(0.01)  # everyone listens before anyone connects
-
-    async def send(host: str, port: int) -> None:
-        _, writer = await asyncio.open_connection(host, port)
+    async def send() -> None:
         for i in range(sizes.lines_per_peer):
             writer.write(LINE)
             if i % 64 == 63:
                 await writer.drain()
         await writer.drain()
-        writer.close()
 
-    await asyncio.gather(*(send(host, port) for host, port in peers))
-    await all_in.wait()
+    _, got = await asyncio.gather(send(), _drain_reader(reader, sizes.lines_per_peer))
+    writer.close()
+    return got
+
+
+async def streaming_node(me: int, higher: list[tuple[str, int]], listen: tuple[str, int],
+                         sizes: Sizes) -> int:  # fmt: skip
+    """Stream lines both ways on a connection to every other node; return lines read."""
+    lower = me  # nodes 0..me-1 connect to us
+    received: list[int] = []
+    all_in = asyncio.Event()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await _exchange(reader, writer, sizes))
+        if len(received) == lower:
+            all_in.set()
+
+    server = await asyncio.start_server(accept, *listen)
+    await asyncio.sleep(0.01)  # everyone listens before anyone connects
+
+    async def connect(host: str, port: int) -> int:
+        reader, writer = await asyncio.open_connection(host, port)
+        return await _exchange(reader, writer, sizes)
+
+    mine = sum(await asyncio.gather(*(connect(host, port) for host, port in higher)))
+    if lower:
+        await all_in.wait()
     server.close()
-    return sum(received)
+    return mine + sum(received)
 
 
-async def echo_node(me: int, peers: list[tuple[str, int]], listen: tuple[str, int],
+async def echo_node(me: int, higher: list[tuple[str, int]], listen: tuple[str, int],
                     sizes: Sizes) -> int:  # fmt: skip
-    """Make round trips to each peer while echoing theirs; return messages moved."""
+    """Round trips to every higher node, echoes for every lower one; return messages."""
+    lower = me
+    served: list[int] = []
+    all_served = asyncio.Event()
 
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        count = 0
         while line := await reader.readline():
             writer.write(line)
             await writer.drain()
+            count += 1
         writer.close()
+        served.append(count)
+        if len(served) == lower:
+            all_served.set()
 
     server = await asyncio.start_server(echo, *listen)
     await asyncio.sleep(0.01)
@@ -110,12 +130,13 @@ async def echo_node(me: int, peers: list[tuple[str, int]], listen: tuple[str, in
             await writer.drain()
             await reader.readline()
         writer.close()
-        return 2 * sizes.round_trips_per_peer
+        return sizes.round_trips_per_peer
 
-    moved = sum(await asyncio.gather(*(ask(host, port) for host, port in peers)))
-    await asyncio.sleep(0.1)  # peers may still be asking us
+    asked = sum(await asyncio.gather(*(ask(host, port) for host, port in higher)))
+    if lower:
+        await all_served.wait()
     server.close()
-    return moved
+    return asked + sum(served)  # requests made + responses sent: each round trip counts 2
 
 
 NodeCode = Callable[[int, list[tuple[str, int]], tuple[str, int], Sizes], Awaitable[int]]
@@ -132,7 +153,7 @@ def run_real(code: NodeCode, sizes: Sizes) -> tuple[int, float, float]:
 
     async def world() -> int:
         results = await asyncio.gather(
-            *(code(i, listen[:i] + listen[i + 1 :], listen[i], sizes) for i in range(NODES))
+            *(code(i, listen[i + 1 :], listen[i], sizes) for i in range(NODES))
         )
         return sum(results)
 
@@ -149,10 +170,10 @@ def run_seedbed(code: NodeCode, sizes: Sizes) -> tuple[int, float, float]:
 
     names = [f"n{i}" for i in range(NODES)]
     sim = seedbed.Simulation(
-        seed=1, network=NetworkConfig(latency_min=0.0005, latency_mean=0.001, latency_max=0.005)
+        seed=1, network=NetworkConfig(latency_min=0.0005, latency_mean=0.00275, latency_max=0.005)
     )
     for i, name in enumerate(names):
-        peers = [(other, PORT) for other in names if other != name]
+        peers = [(other, PORT) for other in names[i + 1 :]]
 
         async def main(i: int = i, peers: list[tuple[str, int]] = peers, name: str = name) -> int:
             return await code(i, peers, (name, PORT), sizes)

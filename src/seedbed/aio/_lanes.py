@@ -60,21 +60,21 @@ class Lanes:
             lane.queue.append(handle)
 
     def runnable(self) -> list[_Lane]:
-        """Lanes with work, dropping dead lanes and their queues."""
+        """Lanes with work; a dead lane is dropped with its queue (its key never returns)."""
         live = []
+        dead = False
         for lane in self._lanes:
             key = lane.key
             if key is not None and not key.alive:
-                lane.queue.clear()
+                dead = True
             elif lane.queue:
                 live.append(lane)
-        if len(live) < len(self._lanes) // 2:
-            self._forget_idle()
+        if dead:
+            self._drop_dead()
         return live
 
-    def _forget_idle(self) -> None:
-        """Drop empty lanes so a long run with many incarnations stays small."""
-        kept = [lane for lane in self._lanes if lane.queue]
+    def _drop_dead(self) -> None:
+        kept = [lane for lane in self._lanes if lane.key is None or lane.key.alive]
         self._lanes = kept
         self._by_key = {lane.key: lane for lane in kept}
 
