@@ -124,7 +124,7 @@ def test_a_one_way_partition_lets_the_other_direction_through() -> None:
         writer.write(b"up")
         await asyncio.sleep(1)
         echoed = await outcome(asyncio.wait_for(reader.readexactly(2), 1))
-        return list(received), echoed
+        return [b"".join(received)], echoed
 
     async def main() -> tuple[list[bytes], str]:
         await world.spawn("n1", sink_server(7000, received))

@@ -18,6 +18,7 @@ from seedbed.net._links import Links
 from seedbed.world._identity import NodeDirectory
 
 NS = 1_000_000_000
+CHUNK_BATCH = 256  # chunk split points drawn at once
 
 
 class Fabric:
@@ -25,6 +26,7 @@ class Fabric:
 
     __slots__ = (
         "addresses",
+        "chunk_fractions",
         "chunk_max",
         "clock",
         "config",
@@ -60,6 +62,7 @@ class Fabric:
         # order: a crash walks them in that order.
         self.endpoints: dict[str, dict[int, Any]] = {}
         self.numbers = 0
+        self.chunk_fractions: list[int] = []
         # Network events (a SYN arriving, a reset timer) run in no node.
         self.context = contextvars.Context()
 
@@ -70,6 +73,18 @@ class Fabric:
     def at(self, when_ns: int, callback: Any, *args: Any, context: contextvars.Context) -> Any:
         """Schedule `callback` at `when_ns` exactly (the loop converts seconds back to ns)."""
         return self.loop.call_at((when_ns + 0.5) / NS, callback, *args, context=context)
+
+    def chunk_fraction(self) -> int:
+        """A uniform 16-bit value for the next chunk split, drawn in labelled batches."""
+        fractions = self.chunk_fractions
+        if not fractions:
+            bits = self.stream.raw(16 * CHUNK_BATCH)
+            self.trace.emit("draw", self.stream.name, "chunk sizes", bits & ((1 << 64) - 1))
+            fractions[:] = bits.to_bytes(2 * CHUNK_BATCH, "little")
+            fractions[:] = [
+                fractions[i] | fractions[i + 1] << 8 for i in range(0, 2 * CHUNK_BATCH, 2)
+            ]
+        return fractions.pop()
 
     def next_number(self) -> int:
         self.numbers += 1
