@@ -5,6 +5,7 @@ code runs on a deterministic event loop with virtual time, every choice drawn
 from one seed, so a failure found under a seed replays bit for bit.
 """
 
+from seedbed import fs
 from seedbed._selfcheck import check_determinism
 from seedbed._version import VERSION as __version__
 from seedbed.aio import (
@@ -31,6 +32,8 @@ from seedbed.errors import (
     SimulatorBug,
     UsageError,
 )
+from seedbed.fs import DiskConfig
+from seedbed.net import NetworkConfig
 from seedbed.world import ClockConfig, Simulation, SimulationResult, current_node
 
 __all__ = [
@@ -38,10 +41,12 @@ __all__ = [
     "CancellationSwallowed",
     "ClockConfig",
     "Deadlock",
+    "DiskConfig",
     "EventLoopPolicy",
     "InvariantViolation",
     "LivenessFailure",
     "LoopConfig",
+    "NetworkConfig",
     "Nondeterminism",
     "RunResult",
     "SeedbedError",
@@ -57,6 +62,7 @@ __all__ = [
     "check_determinism",
     "checkpoint",
     "current_node",
+    "fs",
     "new_event_loop",
     "replay",
     "run",

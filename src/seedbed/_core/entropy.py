@@ -25,7 +25,7 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
-from seedbed._core.trace import Trace
+from seedbed._core.trace import Trace, word_of
 
 T = TypeVar("T")
 
@@ -42,15 +42,16 @@ def derive_seed(root: int, name: str) -> int:
 class Stream:
     """One named sequence of labelled draws. Create through `Entropy.stream`."""
 
-    __slots__ = ("_bits", "_trace", "name")
+    __slots__ = ("_bits", "_name_word", "_trace", "name")
 
     def __init__(self, name: str, seed: int, trace: Trace) -> None:
         self.name = name
+        self._name_word = word_of(name)
         self._bits = random.Random(seed).getrandbits
         self._trace = trace
 
     def _note(self, reason: str, value: int | float | str) -> None:
-        self._trace.emit("draw", self.name, reason, value)
+        self._trace.draw(self._name_word, self.name, reason, value)
 
     def raw(self, k: int) -> int:
         """k uniformly random bits, unrecorded: for callers that record a summary."""

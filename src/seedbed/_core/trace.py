@@ -50,6 +50,14 @@ def _word(field: Field) -> int:
     return _string_word(repr(field)) ^ _BIG_TAG
 
 
+_DRAW_WORD = _string_word("draw") ^ _STRING_TAG
+
+
+def word_of(field: Field) -> int:
+    """The word a field folds into the hash (for callers that fold it repeatedly)."""
+    return _word(field)
+
+
 def describe_event(event: Sequence[Field]) -> str:
     """A one-line rendering for error messages."""
     return " ".join(str(field) for field in event)
@@ -78,6 +86,20 @@ class Trace:
             h = ((h ^ _word(field)) * PRIME) & MASK
         self.word = h
         self._after(event)
+
+    def draw(self, stream_word: int, stream: str, reason: str, value: int | float | str) -> None:
+        """An entropy draw: the same as `emit("draw", stream, reason, value)`, faster.
+
+        `stream_word` is `word_of(stream)`, computed once by the stream.
+        """
+        h = ((self.word ^ _DRAW_WORD) * PRIME) & MASK
+        h = ((h ^ stream_word) * PRIME) & MASK
+        h = ((h ^ _string_word(reason) ^ _STRING_TAG) * PRIME) & MASK
+        self.word = ((h ^ _word(value)) * PRIME) & MASK
+        if self.quiet:
+            self.count += 1
+        else:
+            self._after(("draw", stream, reason, value))
 
     def time(self, now_ns: int) -> None:
         """Virtual time jumped to `now_ns` (the most frequent event).
