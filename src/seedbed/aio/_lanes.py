@@ -36,67 +36,52 @@ class _Lane:
         self.queue: deque[SimHandle | SimTimerHandle] = deque()
 
 
-class Lanes:
-    """The per-lane ready queues, in order of each lane's first callback."""
-
-    __slots__ = ("_by_key", "_lanes")
-
-    def __init__(self) -> None:
-        # Keyed by the lane object itself (identity hash): a lookup, never an order.
-        # Not by id(): every id() call fires an audit event.
-        self._by_key: dict[Any, _Lane] = {}
-        self._lanes: list[_Lane] = []
-
-    def sort_in(self, inbox: deque[SimHandle | SimTimerHandle], var: Any) -> None:
-        """Move every handle from the shared ready queue to its lane."""
-        by_key = self._by_key
-        while inbox:
-            handle = inbox.popleft()
-            key = handle._context.get(var)
-            lane = by_key.get(key)
-            if lane is None:
-                lane = by_key[key] = _Lane(key)
-                self._lanes.append(lane)
-            lane.queue.append(handle)
-
-    def runnable(self) -> list[_Lane]:
-        """Lanes with work; a dead lane is dropped with its queue (its key never returns)."""
-        live = []
-        dead = False
-        for lane in self._lanes:
-            key = lane.key
-            if key is not None and not key.alive:
-                dead = True
-            elif lane.queue:
-                live.append(lane)
-        if dead:
-            self._drop_dead()
-        return live
-
-    def _drop_dead(self) -> None:
-        kept = [lane for lane in self._lanes if lane.key is None or lane.key.alive]
-        self._lanes = kept
-        self._by_key = {lane.key: lane for lane in kept}
-
-
 def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
-    """The scheduler of a world: like `SeedbedLoop._drive`, one lane at a time."""
-    lanes = Lanes()
+    """The scheduler of a world: like `SeedbedLoop._drive`, one lane at a time.
+
+    It is the innermost loop of every simulation, so routing, picking and
+    running are inlined. Lanes are keyed by the lane object itself (an
+    identity hash), never by `id()`, whose every call fires an audit event.
+    """
+    lanes: list[_Lane] = []  # in order of each lane's first callback
+    by_key: dict[Any, _Lane] = {}  # a lookup, never an order
     var = st.lane_var
+    assert var is not None
+    ready, timers, clock = st.ready, st.timers, st.clock
+    pick = st.sched.below
     while True:
-        if st.timers and st.timers[0][0] <= st.clock.now:
+        if timers and timers[0][0] <= clock.now:
             loop._collect_due_timers()
         if st.parked:
             loop._resume_one_parked()
-        lanes.sort_in(st.ready, var)
-        runnable = lanes.runnable()
+        while ready:  # route each ready callback to its lane; a dead lane's never run
+            handle = ready.popleft()
+            key = handle._context.get(var)
+            lane = by_key.get(key)
+            if lane is None:
+                if key is not None and not key.alive:
+                    continue
+                lane = by_key[key] = _Lane(key)
+                lanes.append(lane)
+            lane.queue.append(handle)
+        runnable = [lane for lane in lanes if lane.queue]
         if runnable:
-            lane = runnable[st.sched.below(len(runnable), "which node runs next")]
-            _run_iteration(loop, st, lane)
-            if st.halt or st.clock.now > st.time_limit:
+            lane = (
+                runnable[0]
+                if len(runnable) == 1
+                else runnable[pick(len(runnable), "which node runs next")]
+            )
+            key = lane.key
+            if key is not None and not key.alive:
+                lane.queue.clear()
+                lanes.remove(lane)
+                del by_key[key]
+                continue
+            _run_iteration(loop, st, lane.queue, key)
+            if st.halt or clock.now > st.time_limit:
                 if st.failure is not None:
                     raise loop._fail(st.failure)
-                if st.clock.now > st.time_limit:
+                if clock.now > st.time_limit:
                     raise loop._fail(budget_error(st, f"max_time={st.config.max_time}s"))
                 break
         elif st.halt:
@@ -107,10 +92,10 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             raise loop._fail(deadlock_error(st))
 
 
-def _run_iteration(loop: SeedbedLoop, st: LoopState, lane: _Lane) -> None:
+def _run_iteration(
+    loop: SeedbedLoop, st: LoopState, queue: deque[SimHandle | SimTimerHandle], key: Any
+) -> None:
     """One asyncio iteration of one lane: the callbacks it had ready, FIFO."""
-    queue = lane.queue
-    key = lane.key
     clock = st.clock
     start = st.cost_position
     end = start + len(queue)
@@ -119,8 +104,9 @@ def _run_iteration(loop: SeedbedLoop, st: LoopState, lane: _Lane) -> None:
         costs = st.costs[start:end]
     else:
         costs = loop._batch_costs(len(queue))
+    popleft = queue.popleft
     for cost in costs:
-        handle = queue.popleft()
+        handle = popleft()
         if handle._cancelled or (key is not None and not key.alive):
             continue
         st.steps += 1
