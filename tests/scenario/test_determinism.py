@@ -84,3 +84,25 @@ async def asyncio_sleep(delay: float) -> None:
     import asyncio
 
     await asyncio.sleep(delay)
+
+
+def cluster_in_a_fresh_process(seed: int, hash_seed: str) -> str:
+    code = (
+        "import sys; sys.path.insert(0, 'tests/scenario'); import programs; "
+        f"print(programs.echo_cluster({seed}))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_a_five_node_echo_cluster_under_faults_hashes_the_same_in_fresh_processes() -> None:
+    first = cluster_in_a_fresh_process(7, hash_seed="1")
+    second = cluster_in_a_fresh_process(7, hash_seed="2")
+    assert first == second
+    trace_hash, ok, errors, pongs = first.split()
+    assert int(ok) > 10 and int(errors) > 0 and int(pongs) > 0  # faults really happened
+    assert programs.echo_cluster(8).split()[0] != trace_hash
