@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from seedbed.net._fabric import Fabric
-from seedbed.net._pipe import RST, Pipe
+from seedbed.net._pipe import DATA, RST, Pipe
 from seedbed.world._identity import NodeRef
 
 Address = tuple[str, int]
@@ -125,6 +125,27 @@ class StreamEndpoint(asyncio.Transport):
     # -- asyncio.Transport: writing -----------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        pipe = self.outgoing
+        marks = pipe.marks
+        if (  # the hot path: more bytes at the instant of the last segment, coalesced
+            type(data) is bytes
+            and data
+            and marks
+            and not self.closing
+            and not self.eof_sent
+            and marks[-1][3] == pipe.fabric.clock.now
+            and marks[-1][2] == DATA
+        ):
+            pipe.data += data
+            pipe.sent = sent = pipe.sent + len(data)
+            marks[-1][1] = sent
+            if not self.write_paused and sent - pipe.delivered > self.high_water:
+                self.write_paused = True
+                self._call_protocol("pause_writing")
+            return
+        self._write(data)
+
+    def _write(self, data: bytes | bytearray | memoryview) -> None:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(
                 f"data argument must be a bytes-like object, not {type(data).__name__!r}"
