@@ -314,3 +314,22 @@ def test_a_restarted_node_keeps_only_what_its_disk_made_durable() -> None:
     sim.client("c", client)
     sim.run(max_time=100)
     assert seen == [(0, b""), (1, b""), (2, b""), (3, b"")]
+
+
+def test_real_socket_io_inside_a_node_escapes_even_when_swallowed() -> None:
+    import socket
+
+    async def sneaky() -> str:
+        loop = asyncio.get_running_loop()
+        with socket.socket() as sock:  # creating one is allowed: aiohappyeyeballs does
+            try:
+                await loop.sock_recv(sock, 10)
+            except Exception:
+                pass
+        await asyncio.sleep(1)
+        return "carried on"
+
+    sim = Simulation(seed=1)
+    sim.client("c", sneaky)
+    with pytest.raises(seedbed.SimulationEscape, match="sock_recv"):
+        sim.run(max_time=10)

@@ -18,8 +18,10 @@ crashed node) loses its queued callbacks: they never run and cost nothing.
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
+from seedbed._core.trace import MASK, PRIME
 from seedbed.aio._diagnose import budget_error, deadlock_error
 
 if TYPE_CHECKING:
@@ -39,19 +41,30 @@ class _Lane:
 def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     """The scheduler of a world: like `SeedbedLoop._drive`, one lane at a time.
 
-    It is the innermost loop of every simulation, so routing, picking and
-    running are inlined. Lanes are keyed by the lane object itself (an
-    identity hash), never by `id()`, whose every call fires an audit event.
+    It is the innermost loop of every simulation, so routing, picking, running
+    and the common cases of collecting one due timer and waking for the next
+    are inlined (the general cases stay in the loop's methods). Lanes are keyed
+    by the lane object itself (an identity hash), never by `id()`, whose every
+    call fires an audit event.
     """
     lanes: list[_Lane] = []  # in order of each lane's first callback
     by_key: dict[Any, _Lane] = {}  # a lookup, never an order
     var = st.lane_var
     assert var is not None
-    ready, timers, clock = st.ready, st.timers, st.clock
+    ready, timers, clock, trace = st.ready, st.timers, st.clock, st.trace
     pick = st.sched.below
     while True:
         if timers and timers[0][0] <= clock.now:
-            loop._collect_due_timers()
+            entry = heappop(timers)
+            if timers and timers[0][0] <= clock.now:
+                heappush(timers, entry)  # several due: the general path orders ties
+                loop._collect_due_timers()
+            elif entry[2]._cancelled:
+                entry[2]._scheduled = False
+                st.cancelled_timers -= 1
+            else:
+                entry[2]._scheduled = False
+                ready.append(entry[2])
         if st.parked:
             loop._resume_one_parked()
         while ready:  # route each ready callback to its lane; a dead lane's never run
@@ -88,6 +101,14 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             if st.failure is not None:
                 raise loop._fail(st.failure)
             break
+        elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
+            clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer
+            st.last_sleep_step = st.steps
+            if trace.quiet:  # Trace.time, inlined
+                trace.word = ((trace.word ^ now) * PRIME) & MASK
+                trace.count += 1
+            else:
+                trace.time(now)
         elif not loop._sleep_until_next_timer():
             raise loop._fail(deadlock_error(st))
 

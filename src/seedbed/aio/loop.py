@@ -40,7 +40,7 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
-from seedbed._core import Trace
+from seedbed._core import Entropy, Trace, VirtualClock
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _interpose
@@ -54,6 +54,7 @@ from seedbed.errors import (
     CancellationSwallowed,
     RunContext,
     SeedbedWarning,
+    SimulationEscape,
     SimulationFailure,
 )
 
@@ -94,6 +95,23 @@ class SeedbedLoop(LoopServices):
     @property
     def trace(self) -> Trace:
         return self._st.trace
+
+    @property
+    def clock(self) -> VirtualClock:
+        """Virtual time in integer nanoseconds (`clock.now`); `time()` is its float view."""
+        return self._st.clock
+
+    @property
+    def entropy(self) -> Entropy:
+        """The run's entropy: world components draw from their own named streams."""
+        return self._st.entropy
+
+    def escape(self, call: str, instead: str) -> SimulationEscape:
+        """Record that code tried to reach the real world; return the error to raise.
+
+        The run fails with it even if the caller's code swallows the exception.
+        """
+        return self._host.escape(call, instead)
 
     def run_context(self) -> RunContext:
         """Seed, step, time and replay command: what every failure carries."""
@@ -373,6 +391,20 @@ class SeedbedLoop(LoopServices):
             context = contextvars.copy_context()
         handle = SimTimerHandle(when, callback, args, self, context)
         heappush(self._st.timers, (when, next(self._timer_numbers), handle))
+        return handle
+
+    def call_at_ns(
+        self,
+        when_ns: int,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_at` with an integer deadline in virtual nanoseconds (exact, no floats)."""
+        if context is None:
+            context = contextvars.copy_context()
+        handle = SimTimerHandle(when_ns, callback, args, self, context)
+        heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
         return handle
 
     def call_at(

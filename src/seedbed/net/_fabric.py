@@ -26,6 +26,7 @@ class Fabric:
 
     __slots__ = (
         "addresses",
+        "at",
         "chunk_fractions",
         "chunk_max",
         "clock",
@@ -47,7 +48,9 @@ class Fabric:
         self, loop: Any, stream: Stream, config: NetworkConfig, nodes: NodeDirectory
     ) -> None:
         self.loop: asyncio.AbstractEventLoop = loop
-        self.clock = _clock_of(loop)
+        self.clock = loop.clock
+        # Schedule `callback` at an integer ns deadline, exactly: the loop's own method.
+        self.at = loop.call_at_ns
         self.stream = stream
         self.trace: Trace = loop.trace
         self.config = config
@@ -69,10 +72,6 @@ class Fabric:
     def now(self) -> int:
         """Virtual time in integer nanoseconds."""
         return int(self.clock.now)
-
-    def at(self, when_ns: int, callback: Any, *args: Any, context: contextvars.Context) -> Any:
-        """Schedule `callback` at `when_ns` exactly (the loop converts seconds back to ns)."""
-        return self.loop.call_at((when_ns + 0.5) / NS, callback, *args, context=context)
 
     def chunk_fraction(self) -> int:
         """A uniform 16-bit value for the next chunk split, drawn in labelled batches."""
@@ -97,23 +96,3 @@ class Fabric:
         owned = self.endpoints.get(node)
         if owned is not None:
             owned.pop(number, None)
-
-
-class _LoopClock:
-    """A clock read through `loop.time()`, for loops that do not expose theirs."""
-
-    __slots__ = ("_loop",)
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-
-    @property
-    def now(self) -> int:
-        return round(self._loop.time() * NS)
-
-
-def _clock_of(loop: Any) -> Any:
-    """The loop's integer-nanosecond clock: exact, and read on every delivery."""
-    state = getattr(loop, "_st", None)
-    clock = getattr(state, "clock", None)
-    return clock if clock is not None else _LoopClock(loop)

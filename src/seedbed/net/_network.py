@@ -299,11 +299,13 @@ class SimNetwork:
     # -- what a simulated network cannot serve --------------------------------
 
     def _real_socket(self, name: str) -> SimulationEscape:
-        return SimulationEscape(
-            f"loop.{name}() on a real socket inside a simulated run: use streams "
-            "(asyncio.open_connection/start_server) or loop.create_connection/"
-            "create_server/create_datagram_endpoint, which the simulated network serves"
+        """Recorded by the loop, so the run fails even if the caller swallows it."""
+        escape: SimulationEscape = self._fabric.loop.escape(  # type: ignore[attr-defined]
+            f"loop.{name}() on a real socket",
+            "use streams (asyncio.open_connection/start_server) or loop.create_connection/"
+            "create_server/create_datagram_endpoint, which the simulated network serves",
         )
+        return escape
 
     async def sock_accept(self, *args: Any, **kwargs: Any) -> Any:
         raise self._real_socket("sock_accept")
