@@ -62,6 +62,7 @@ T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
+_new_handle = object.__new__  # handles are built field by field, see call_soon
 
 
 class SeedbedLoop(LoopServices):
@@ -361,9 +362,12 @@ class SeedbedLoop(LoopServices):
         *args: *Ts,
         context: contextvars.Context | None = None,
     ) -> SimHandle:
-        handle = SimHandle(
-            callback, args, self, context if context is not None else contextvars.copy_context()
-        )
+        handle = _new_handle(SimHandle)  # fields set here: no __init__ frame per callback
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else contextvars.copy_context()
         self._st.ready.append(handle)
         return handle
 
@@ -387,9 +391,15 @@ class SeedbedLoop(LoopServices):
             when = self._st.clock.now + int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        if context is None:
-            context = contextvars.copy_context()
-        handle = SimTimerHandle(when, callback, args, self, context)
+        handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else contextvars.copy_context()
+        handle._scheduled = True
+        handle._when = when / _NS
+        handle.when_ns = when
         heappush(self._st.timers, (when, next(self._timer_numbers), handle))
         return handle
 
@@ -401,9 +411,15 @@ class SeedbedLoop(LoopServices):
         context: contextvars.Context | None = None,
     ) -> SimTimerHandle:
         """`call_at` with an integer deadline in virtual nanoseconds (exact, no floats)."""
-        if context is None:
-            context = contextvars.copy_context()
-        handle = SimTimerHandle(when_ns, callback, args, self, context)
+        handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else contextvars.copy_context()
+        handle._scheduled = True
+        handle._when = when_ns / _NS
+        handle.when_ns = when_ns
         heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
         return handle
 
@@ -418,11 +434,7 @@ class SeedbedLoop(LoopServices):
             when_ns = int(when * _NS)
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
-        if context is None:
-            context = contextvars.copy_context()
-        handle = SimTimerHandle(when_ns, callback, args, self, context)
-        heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
-        return handle
+        return self.call_at_ns(when_ns, callback, *args, context=context)
 
     def _never(
         self,
