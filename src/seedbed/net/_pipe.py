@@ -167,14 +167,23 @@ class Pipe:
         sender = self.sender
         if sender is not None and sender.write_paused:
             sender.window_opened()
-        receiver.receive(chunk)
+        protocol = receiver.protocol
+        if receiver.closing or protocol is None or not receiver.ref.alive:
+            receiver.receive(chunk)  # the general path: refuse, or nobody to tell
+            return
+        try:  # StreamEndpoint.receive, inlined: one delivery per message is the hot path
+            protocol.data_received(chunk)  # type: ignore[attr-defined]
+        except Exception as exc:
+            receiver._protocol_failed(exc, "data_received")
 
     def _chunk_size(self, available: int) -> int:
         """Mostly all that arrived (up to the cap), else a uniform prefix."""
-        limit = min(available, self.fabric.chunk_max)
+        fabric = self.fabric
+        limit = min(available, fabric.chunk_max)
         if limit <= 1:
             return limit
-        value = self.fabric.chunk_fraction()
+        fractions = fabric.chunk_fractions
+        value = fractions.pop() if fractions else fabric.chunk_fraction()
         return limit if value < _WHOLE else 1 + ((value - _WHOLE) * limit >> 14)
 
     # -- waiting ------------------------------------------------------------
