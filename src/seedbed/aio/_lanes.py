@@ -47,7 +47,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     by the lane object itself (an identity hash), never by `id()`, whose every
     call fires an audit event.
     """
-    lanes: list[_Lane] = []  # in order of each lane's first callback
+    runnable: list[_Lane] = []  # lanes with queued callbacks, in the order they got work
     by_key: dict[Any, _Lane] = {}  # a lookup, never an order
     var = st.lane_var
     assert var is not None
@@ -75,9 +75,9 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 if key is not None and not key.alive:
                     continue
                 lane = by_key[key] = _Lane(key)
-                lanes.append(lane)
+            if not lane.queue:
+                runnable.append(lane)
             lane.queue.append(handle)
-        runnable = [lane for lane in lanes if lane.queue]
         if runnable:
             lane = (
                 runnable[0]
@@ -87,10 +87,12 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             key = lane.key
             if key is not None and not key.alive:
                 lane.queue.clear()
-                lanes.remove(lane)
+                runnable.remove(lane)
                 del by_key[key]
                 continue
             _run_iteration(loop, st, lane.queue, key)
+            if not lane.queue:
+                runnable.remove(lane)
             if st.halt or clock.now > st.time_limit:
                 if st.failure is not None:
                     raise loop._fail(st.failure)

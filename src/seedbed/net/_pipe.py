@@ -83,15 +83,15 @@ class Pipe:
             if tail[3] == now and tail[2] == DATA:
                 tail[1] = self.sent  # coalesce: same instant, same segment
                 return
-        self._push(DATA, now)
+        self.push(DATA, now)
 
     def send_fin(self) -> None:
-        self._push(FIN, self.fabric.clock.now)
+        self.push(FIN, self.fabric.clock.now)
 
     def send_rst(self) -> None:
         """Abort: what is queued is dropped and only the reset travels."""
         self.clear()
-        self._push(RST, self.fabric.clock.now)
+        self.push(RST, self.fabric.clock.now)
 
     def clear(self) -> None:
         """Drop everything queued (a crash, an abort, a reset)."""
@@ -100,7 +100,8 @@ class Pipe:
         self.marks.clear()
         self._cancel_timers()
 
-    def _push(self, kind: int, now: int) -> None:
+    def push(self, kind: int, now: int) -> None:
+        """Queue a segment of `kind` sent at `now` (data already appended for DATA)."""
         fabric = self.fabric
         when = now + fabric.links.latency_ns(self.link)
         marks = self.marks

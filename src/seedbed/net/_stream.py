@@ -125,25 +125,21 @@ class StreamEndpoint(asyncio.Transport):
     # -- asyncio.Transport: writing -----------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        pipe = self.outgoing
-        marks = pipe.marks
-        if (  # the hot path: more bytes at the instant of the last segment, coalesced
-            type(data) is bytes
-            and data
-            and marks
-            and not self.closing
-            and not self.eof_sent
-            and marks[-1][3] == pipe.fabric.clock.now
-            and marks[-1][2] == DATA
-        ):
-            pipe.data += data
-            pipe.sent = sent = pipe.sent + len(data)
-            marks[-1][1] = sent
-            if not self.write_paused and sent - pipe.delivered > self.high_water:
-                self.write_paused = True
-                self._call_protocol("pause_writing")
+        if type(data) is not bytes or not data or self.closing or self.eof_sent:
+            self._write(data)  # the general path: checks, conversions, refusals
             return
-        self._write(data)
+        pipe = self.outgoing  # the hot path, `Pipe.send` inlined
+        pipe.data += data
+        pipe.sent = sent = pipe.sent + len(data)
+        marks = pipe.marks
+        now = pipe.fabric.clock.now
+        if marks and marks[-1][3] == now and marks[-1][2] == DATA:
+            marks[-1][1] = sent  # more bytes at the same instant: the same segment
+        else:
+            pipe.push(DATA, now)
+        if not self.write_paused and sent - pipe.delivered > self.high_water:
+            self.write_paused = True
+            self._call_protocol("pause_writing")
 
     def _write(self, data: bytes | bytearray | memoryview) -> None:
         if not isinstance(data, bytes | bytearray | memoryview):
