@@ -90,8 +90,28 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 runnable.remove(lane)
                 del by_key[key]
                 continue
-            _run_iteration(loop, st, lane.queue, key)
-            if not lane.queue:
+            queue = lane.queue  # one asyncio iteration of this lane: what it had, FIFO
+            start = st.cost_position
+            end = start + len(queue)
+            if end <= st.cost_fence:
+                st.cost_position = end
+                costs = st.costs[start:end]
+            else:
+                costs = loop._batch_costs(len(queue))
+            popleft = queue.popleft
+            for cost in costs:
+                handle = popleft()
+                if handle._cancelled or (key is not None and not key.alive):
+                    continue
+                st.steps += 1
+                clock.now += cost
+                try:
+                    handle._context.run(handle._callback, *handle._args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    loop._callback_failed(exc, handle)
+            if not queue:
                 runnable.remove(lane)
             if st.halt or clock.now > st.time_limit:
                 if st.failure is not None:
@@ -113,30 +133,3 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 trace.time(now)
         elif not loop._sleep_until_next_timer():
             raise loop._fail(deadlock_error(st))
-
-
-def _run_iteration(
-    loop: SeedbedLoop, st: LoopState, queue: deque[SimHandle | SimTimerHandle], key: Any
-) -> None:
-    """One asyncio iteration of one lane: the callbacks it had ready, FIFO."""
-    clock = st.clock
-    start = st.cost_position
-    end = start + len(queue)
-    if end <= st.cost_fence:
-        st.cost_position = end
-        costs = st.costs[start:end]
-    else:
-        costs = loop._batch_costs(len(queue))
-    popleft = queue.popleft
-    for cost in costs:
-        handle = popleft()
-        if handle._cancelled or (key is not None and not key.alive):
-            continue
-        st.steps += 1
-        clock.now += cost
-        try:
-            handle._context.run(handle._callback, *handle._args)
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            loop._callback_failed(exc, handle)
