@@ -333,3 +333,14 @@ def test_real_socket_io_inside_a_node_escapes_even_when_swallowed() -> None:
     sim.client("c", sneaky)
     with pytest.raises(seedbed.SimulationEscape, match="sock_recv"):
         sim.run(max_time=10)
+
+
+def test_a_failing_scheduled_action_fails_the_run() -> None:
+    def broken_nemesis() -> None:
+        raise LookupError("no such fault")
+
+    sim = Simulation(seed=1)
+    sim.client("c", forever)
+    sim.at(1.0, broken_nemesis)
+    with pytest.raises(LookupError, match="no such fault"):
+        sim.run(max_time=10)

@@ -100,7 +100,11 @@ class Simulation:
         self._loop.call_at(when, self._run_action, action, context=self._world)
 
     def _run_action(self, action: Callable[[], Any]) -> None:
-        result = action()
+        try:
+            result = action()
+        except Exception as exc:  # a broken action fails the run like a broken node
+            self._fail(exc)
+            return
         if inspect.isawaitable(result):
             task = self._loop.create_task(_awaiting(result), context=self._world.copy())
             task.add_done_callback(self._node_finished_outside_a_node, context=self._world)
