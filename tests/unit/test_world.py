@@ -344,3 +344,26 @@ def test_a_failing_scheduled_action_fails_the_run() -> None:
     sim.at(1.0, broken_nemesis)
     with pytest.raises(LookupError, match="no such fault"):
         sim.run(max_time=10)
+
+
+def test_a_deadlocked_world_names_each_nodes_waiting_line() -> None:
+    async def asker() -> None:
+        reader, _ = await asyncio.open_connection("server", 7000)
+        await reader.readline()  # the server never answers
+
+    async def server() -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await asyncio.Event().wait()
+
+        listener = await asyncio.start_server(handle, "0.0.0.0", 7000)
+        await listener.serve_forever()
+
+    sim = Simulation(seed=3)
+    sim.host("server", server)
+    sim.client("c", asker)
+    with pytest.raises(seedbed.Deadlock) as caught:
+        sim.run(max_time=100)
+    message = str(caught.value)
+    assert "c#1: waits at" in message and "in asker (inside asyncio" in message
+    assert "server#1: waits at" in message and "in server (inside seedbed" in message
+    assert "seed=3" in message

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from seedbed.aio._state import LoopState
 
 _ASYNCIO_DIR = os.path.dirname(asyncio.__file__)
+# seedbed's own frames (a simulated server's serve_forever...) are not where the
+# user's code waits either.
+_SEEDBED_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIBRARY_DIRS = (_ASYNCIO_DIR, _SEEDBED_DIR)
 
 
 def _frames(awaitable: Any) -> list[FrameType]:
@@ -53,15 +57,19 @@ def waiting_at(task: asyncio.Task[Any]) -> str:
     frames = _frames(task.get_coro())
     if not frames:
         return "(not started or already finished)"
-    user = [f for f in frames if not f.f_code.co_filename.startswith(_ASYNCIO_DIR)]
+    user = [f for f in frames if not f.f_code.co_filename.startswith(_LIBRARY_DIRS)]
     inner = frames[-1]
     if not user:
         return _where(inner)
     text = _where(user[-1])
     if inner is not user[-1]:
-        text += f" (inside asyncio: {os.path.basename(inner.f_code.co_filename)}"
+        text += f" (inside {_library(inner)}: {os.path.basename(inner.f_code.co_filename)}"
         text += f":{inner.f_lineno} {inner.f_code.co_name})"
     return text
+
+
+def _library(frame: FrameType) -> str:
+    return "asyncio" if frame.f_code.co_filename.startswith(_ASYNCIO_DIR) else "seedbed"
 
 
 def describe_waiting(tasks: Iterable[asyncio.Task[Any]]) -> str:
