@@ -1,11 +1,17 @@
 """`seedbed.Simulation`: many named nodes in one process, on one seeded loop.
 
 Hosts run for the whole simulation (and again after a restart); clients run
-once, and the run ends when every client has returned. A node's exception
-fails the run, with the seed in the error. Control verbs (`crash`,
-`restart`, `bounce`, and the network's `partition`, `repair`, `hold`,
-`release`) work from the test between steps (`advance`), from an action
-scheduled with `at`, and from a task inside the run.
+once, and the run ends when every client has returned. A node's (or a
+scheduled action's) exception fails the run, with the seed in the error.
+Control verbs (`crash`, `restart`, `bounce`, and the network's `partition`,
+`repair`, `hold`, `release`, `isolate`, `heal`, `random_halves`) work from
+the test between steps (`advance`), from an action scheduled with `at`, and
+from a task inside the run.
+
+Every node has a simulated disk (`disk=DiskConfig(...)` sets its faults) and
+the world has one network (`network=NetworkConfig(...)`). `interleave=False`
+puts all nodes on one FIFO queue, as if they shared a process; other keyword
+options are `LoopConfig` fields (CPU costs, timer jitter, budgets, strict).
 """
 
 from __future__ import annotations
