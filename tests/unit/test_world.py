@@ -367,3 +367,41 @@ def test_a_deadlocked_world_names_each_nodes_waiting_line() -> None:
     assert "c#1: waits at" in message and "in asker (inside asyncio" in message
     assert "server#1: waits at" in message and "in server (inside seedbed" in message
     assert "seed=3" in message
+
+
+def test_aiohttp_in_a_simulation_survives_a_server_crash_mid_request() -> None:
+    import aiohttp
+    from aiohttp import web
+
+    async def server() -> None:
+        async def hello(request: web.Request) -> web.Response:
+            await asyncio.sleep(0.5)  # long enough to be crashed mid-request
+            return web.Response(text=f"hello from {current_node()}")
+
+        app = web.Application()
+        app.router.add_get("/", hello)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, None, 8080).start()
+        await asyncio.Event().wait()
+
+    async def client() -> list[str]:
+        seen = []
+        async with aiohttp.ClientSession() as session:
+            for _ in range(3):
+                try:
+                    async with session.get("http://server:8080/") as response:
+                        seen.append(await response.text())
+                except aiohttp.ClientError as exc:
+                    seen.append(type(exc).__name__)
+                    await asyncio.sleep(2)  # the server is back by then
+        return seen
+
+    sim = Simulation(seed=2)
+    sim.host("server", server)
+    sim.client("client", client)
+    sim.at(0.2, lambda: sim.crash("server"))  # while the first request waits
+    sim.at(1.0, lambda: sim.restart("server"))
+    seen = sim.run(max_time=60).values["client"]
+    assert seen[0] != "hello from server"  # an aiohttp error, not a response
+    assert seen[1:] == ["hello from server", "hello from server"]
