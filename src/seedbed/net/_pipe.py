@@ -101,15 +101,25 @@ class Pipe:
         self._cancel_timers()
 
     def push(self, kind: int, now: int) -> None:
-        """Queue a segment of `kind` sent at `now` (data already appended for DATA)."""
+        """Queue a segment of `kind` sent at `now` (data already appended for DATA).
+
+        Once per message on a request/response stream, so the latency pop and
+        the common case of `_schedule` (a delivery in the future) are inlined.
+        """
         fabric = self.fabric
-        when = now + fabric.links.latency_ns(self.link)
+        delays = self.link.delays
+        when = now + (delays.pop() if delays else fabric.links.latency_ns(self.link))
         marks = self.marks
         if marks and marks[-1][0] > when:
             when = marks[-1][0]  # never overtake the segment ahead
         marks.append([when, self.sent, kind, now])
         if self.timer is None and not self.stalled and not self.starved:
-            self._schedule(when)
+            if when > now:
+                receiver = self.receiver
+                assert receiver is not None
+                self.timer = fabric.at(when, self._arrive, context=receiver.context)
+            else:
+                self._schedule(when)
 
     def _schedule(self, when: int) -> None:
         receiver = self.receiver
@@ -142,7 +152,7 @@ class Pipe:
             return
         kind = head[2]
         if kind == DATA:
-            self._deliver_chunk(receiver, now)
+            self._deliver_chunk(receiver, now, marks)
         elif kind == FIN:
             marks.popleft()
             receiver.receive_eof()
@@ -152,14 +162,21 @@ class Pipe:
         if marks and self.timer is None and not self.stalled and not self.starved:
             self._schedule(marks[0][0])
 
-    def _deliver_chunk(self, receiver: StreamEndpoint, now: int) -> None:
-        marks = self.marks
+    def _deliver_chunk(
+        self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]
+    ) -> None:
         end = marks[0][1]
         for mark in marks:
             if mark[0] > now or mark[2] != DATA:
                 break
             end = mark[1]
-        size = self._chunk_size(end - self.delivered)
+        fabric = self.fabric  # the chunk size: mostly all that arrived, else a uniform prefix
+        size = limit = min(end - self.delivered, fabric.chunk_max)
+        if limit > 1:
+            fractions = fabric.chunk_fractions
+            value = fractions.pop() if fractions else fabric.chunk_fraction()
+            if value >= _WHOLE:
+                size = 1 + ((value - _WHOLE) * limit >> 14)
         chunk = bytes(self.data[:size])
         del self.data[:size]
         self.delivered += size
@@ -176,16 +193,6 @@ class Pipe:
             protocol.data_received(chunk)  # type: ignore[attr-defined]
         except Exception as exc:
             receiver._protocol_failed(exc, "data_received")
-
-    def _chunk_size(self, available: int) -> int:
-        """Mostly all that arrived (up to the cap), else a uniform prefix."""
-        fabric = self.fabric
-        limit = min(available, fabric.chunk_max)
-        if limit <= 1:
-            return limit
-        fractions = fabric.chunk_fractions
-        value = fractions.pop() if fractions else fabric.chunk_fraction()
-        return limit if value < _WHOLE else 1 + ((value - _WHOLE) * limit >> 14)
 
     # -- waiting ------------------------------------------------------------
 
