@@ -34,7 +34,6 @@ import contextvars
 import functools
 import logging
 import sys
-import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from heapq import heapify, heappop, heappush
 from itertools import count
@@ -48,12 +47,10 @@ from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
-from seedbed.aio._services import LoopServices
 from seedbed.aio._state import LoopConfig, LoopState
+from seedbed.aio._tasks import TaskWatch
 from seedbed.errors import (
-    CancellationSwallowed,
     RunContext,
-    SeedbedWarning,
     SimulationEscape,
     SimulationFailure,
 )
@@ -65,7 +62,7 @@ _NS = 1_000_000_000
 _new_handle = object.__new__  # handles are built field by field, see call_soon
 
 
-class SeedbedLoop(LoopServices):
+class SeedbedLoop(TaskWatch):
     """An asyncio event loop whose every choice is drawn from one seed."""
 
     def __init__(
@@ -519,58 +516,8 @@ class SeedbedLoop(LoopServices):
         if self._closed:
             raise RuntimeError("Event loop is closed")
 
-    def _task_finished(self, task: asyncio.Future[Any]) -> None:
-        assert isinstance(task, SimTask)
-        self._st.tasks.pop(task.number, None)
-        if (
-            not task.cancelled()
-            and min(task.cancelling(), task.user_cancels) > 0
-            and task.exception() is None
-        ):
-            self._report_swallowed(task, "caught its cancellation and returned normally")
-
-    def report_unfinished_cancellations(self) -> None:
-        """Report tasks still running although they were cancelled (end of a run)."""
-        for task in list(self._st.tasks.values()):
-            if not task.done() and min(task.cancelling(), task.user_cancels) > 0:
-                self._report_swallowed(task, "was cancelled but is still running")
-
-    def _report_swallowed(self, task: asyncio.Task[Any], what: str) -> None:
-        message = (
-            f"task {task.get_name()!r} {what}: code awaiting it, asyncio.timeout() and "
-            "TaskGroup rely on cancellation propagating; re-raise CancelledError "
-            "(or call task.uncancel() if it is handled on purpose)"
-        )
-        if self._st.config.strict:
-            self._record_failure(CancellationSwallowed(message))
-        else:
-            warnings.warn(message, SeedbedWarning, stacklevel=1)
-
     def get_task_factory(self) -> Any:
         return self._task_factory
 
     def set_task_factory(self, factory: Any) -> None:
         self._task_factory = factory
-
-    def enable_lanes(self, lane_var: contextvars.ContextVar[Any]) -> None:
-        """Interleave callbacks by lane (a simulated world's nodes), see `_lanes`."""
-        self._st.lane_var = lane_var
-
-    def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
-        """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""
-        self._st.wall_clock = wall_clock
-
-    def tasks_in_lane(self, lane: object) -> list[SimTask]:
-        """The unfinished tasks created in `lane`, in creation order."""
-        return [task for task in self._st.tasks.values() if task.lane is lane and not task.done()]
-
-    def bury(self, task: SimTask) -> None:
-        """Forget a task that must never run again (its node crashed).
-
-        It leaves asyncio's registry (so no teardown cancels it and runs its
-        `finally` blocks), the loop's, and its destroy warning is silenced; the
-        caller keeps it referenced for as long as it must not be collected.
-        """
-        self._st.tasks.pop(task.number, None)
-        task._log_destroy_pending = False  # type: ignore[attr-defined]
-        asyncio.tasks._unregister_task(task)

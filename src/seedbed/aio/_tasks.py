@@ -1,0 +1,73 @@
+"""Task bookkeeping: swallowed cancellations, and the hooks a world uses on tasks.
+
+A task that catches its cancellation and carries on breaks `asyncio.timeout`,
+`TaskGroup` and whoever awaits it; the loop reports it when the task returns
+normally with a cancellation still pending, or is still running at the end.
+Only cancellations requested outside a TaskGroup count (see `SimTask.cancel`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from seedbed.aio._handles import SimTask
+from seedbed.aio._services import LoopServices
+from seedbed.errors import CancellationSwallowed, SeedbedWarning
+
+
+class TaskWatch(LoopServices):
+    """The task-watching half of `SeedbedLoop`."""
+
+    def _task_finished(self, task: asyncio.Future[Any]) -> None:
+        assert isinstance(task, SimTask)
+        self._st.tasks.pop(task.number, None)
+        if (
+            not task.cancelled()
+            and min(task.cancelling(), task.user_cancels) > 0
+            and task.exception() is None
+        ):
+            self._report_swallowed(task, "caught its cancellation and returned normally")
+
+    def report_unfinished_cancellations(self) -> None:
+        """Report tasks still running although they were cancelled (end of a run)."""
+        for task in list(self._st.tasks.values()):
+            if not task.done() and min(task.cancelling(), task.user_cancels) > 0:
+                self._report_swallowed(task, "was cancelled but is still running")
+
+    def _report_swallowed(self, task: asyncio.Task[Any], what: str) -> None:
+        message = (
+            f"task {task.get_name()!r} {what}: code awaiting it, asyncio.timeout() and "
+            "TaskGroup rely on cancellation propagating; re-raise CancelledError "
+            "(or call task.uncancel() if it is handled on purpose)"
+        )
+        if self._st.config.strict:
+            self._record_failure(CancellationSwallowed(message))
+        else:
+            warnings.warn(message, SeedbedWarning, stacklevel=1)
+
+    def enable_lanes(self, lane_var: contextvars.ContextVar[Any]) -> None:
+        """Interleave callbacks by lane (a simulated world's nodes), see `_lanes`."""
+        self._st.lane_var = lane_var
+
+    def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
+        """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""
+        self._st.wall_clock = wall_clock
+
+    def tasks_in_lane(self, lane: object) -> list[SimTask]:
+        """The unfinished tasks created in `lane`, in creation order."""
+        return [task for task in self._st.tasks.values() if task.lane is lane and not task.done()]
+
+    def bury(self, task: SimTask) -> None:
+        """Forget a task that must never run again (its node crashed).
+
+        It leaves asyncio's registry (so no teardown cancels it and runs its
+        `finally` blocks), the loop's, and its destroy warning is silenced; the
+        caller keeps it referenced for as long as it must not be collected.
+        """
+        self._st.tasks.pop(task.number, None)
+        task._log_destroy_pending = False  # type: ignore[attr-defined]
+        asyncio.tasks._unregister_task(task)
