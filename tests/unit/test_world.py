@@ -405,3 +405,44 @@ def test_aiohttp_in_a_simulation_survives_a_server_crash_mid_request() -> None:
     seen = sim.run(max_time=60).values["client"]
     assert seen[0] != "hello from server"  # an aiohttp error, not a response
     assert seen[1:] == ["hello from server", "hello from server"]
+
+
+def test_a_crashed_nodes_finally_blocks_never_reach_the_network_or_the_disk() -> None:
+    from seedbed import fs
+
+    received: list[bytes] = []
+    files_after_restart: list[list[str]] = []
+
+    async def listener() -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while line := await reader.readline():
+                received.append(line)
+
+        server = await asyncio.start_server(handle, "0.0.0.0", 7000)
+        await server.serve_forever()
+
+    async def victim() -> None:
+        files_after_restart.append(await fs.listdir("/"))
+        _, writer = await asyncio.open_connection("listener", 7000)
+        writer.write(b"hello\n")
+        await writer.drain()
+        try:
+            await asyncio.sleep(3600)
+        finally:  # a real crash never runs this; neither may a simulated one
+            writer.write(b"goodbye\n")
+            await fs.write_file("/last-words", b"goodbye", durable=True)
+
+    async def client() -> None:
+        await asyncio.sleep(1)
+        sim.crash("victim")
+        await asyncio.sleep(1)
+        sim.restart("victim")
+        await asyncio.sleep(1)
+
+    sim = Simulation(seed=6)
+    sim.host("listener", listener)
+    sim.host("victim", victim)
+    sim.client("c", client)
+    sim.run(max_time=60)
+    assert received == [b"hello\n", b"hello\n"]  # one per incarnation, no goodbye
+    assert files_after_restart == [[], []]
