@@ -196,7 +196,17 @@ def one(variant: str, world: str, quick: bool) -> None:
 # -- the parent: fresh processes, interleaved, medians ------------------------------
 
 
+SETTLE_SECONDS = 1.0  # a real-TCP run leaves the machine busy for a while (measured)
+
+
 def measure(variant: str, world: str, quick: bool) -> dict[str, float]:
+    """One measurement in a fresh process, after letting the previous one settle.
+
+    Right after a real-TCP run, a seedbed run measured here took 1.1-1.25 s
+    instead of 0.8-0.9 s back to back; a pause before every measurement, of
+    either world, keeps one from taxing the next.
+    """
+    time.sleep(SETTLE_SECONDS)
     command = [sys.executable, __file__, "--one", variant, world] + (["--quick"] if quick else [])
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
