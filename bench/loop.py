@@ -193,8 +193,12 @@ class Result:
         return ours is not None and w.min_rate is not None and ours >= w.min_rate
 
 
+SETTLE_SECONDS = 0.5  # as in world.py: one measurement must not tax the next
+
+
 def run_one(key: str, loop_name: str, quick: bool) -> float:
-    """One measurement in a fresh interpreter."""
+    """One measurement in a fresh interpreter, after a pause for the machine to settle."""
+    time.sleep(SETTLE_SECONDS)
     cmd = [sys.executable, str(SCRIPT), "--one", key, loop_name]
     if quick:
         cmd.append("--quick")
