@@ -7,6 +7,7 @@ import datetime
 import gc
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
@@ -446,3 +447,31 @@ def test_a_crashed_nodes_finally_blocks_never_reach_the_network_or_the_disk() ->
     sim.run(max_time=60)
     assert received == [b"hello\n", b"hello\n"]  # one per incarnation, no goodbye
     assert files_after_restart == [[], []]
+
+
+def chatty_world(seed: int, crash_at: float, **options: object) -> Simulation:
+    async def node() -> int:
+        import random
+
+        total = 0
+        for _ in range(10):
+            await asyncio.sleep(random.random())
+            total += 1
+        return total
+
+    sim = Simulation(seed=seed, **options)  # type: ignore[arg-type]
+    for name in ("a", "b"):
+        sim.client(name, node)
+    sim.at(crash_at, lambda: sim.bounce("b"))
+    return sim
+
+
+def test_a_recorded_world_replays_and_a_changed_one_is_caught(tmp_path: Path) -> None:
+    path = tmp_path / "world.jsonl"
+    recorded = chatty_world(3, 2.0, trace=path).run(max_time=100)
+    assert chatty_world(3, 2.0, replay=path).run(max_time=100).trace_hash == recorded.trace_hash
+    with pytest.raises(seedbed.Nondeterminism) as caught:
+        chatty_world(3, 2.5, replay=path).run(max_time=100)  # the crash moved
+    assert "recorded:" in str(caught.value) and "actual:" in str(caught.value)
+    with pytest.raises(UsageError, match="recorded with seed 3, not 4"):
+        chatty_world(4, 2.0, replay=path)

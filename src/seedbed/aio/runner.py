@@ -145,7 +145,7 @@ def execute(
         abandon_pending(loop)
         loop.close()
         if trace_path is not None:
-            _write(trace_path, loop, config, failure)
+            write_run_trace(trace_path, loop, config, failure)
     st = loop._st
     return RunOutcome(RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9), failure)
 
@@ -156,9 +156,10 @@ def _raise_or_return(outcome: RunOutcome) -> RunResult:
     return outcome.result
 
 
-def _write(
+def write_run_trace(
     path: str | Path, loop: SeedbedLoop, config: LoopConfig, failure: BaseException | None
 ) -> None:
+    """Write a run's trace file: header, the events it kept, the end line."""
     st = loop._st
     header = {
         "seedbed": VERSION,
@@ -171,12 +172,12 @@ def _write(
         "hash": st.trace.hash,
         "steps": st.steps,
         "virtual_time_ns": st.clock.now,
-        "failure": _failure_line(failure),
+        "failure": failure_line(failure),
     }
     write_trace(path, header, st.trace.events or [], end)
 
 
-def _failure_line(failure: BaseException | None) -> str | None:
+def failure_line(failure: BaseException | None) -> str | None:
     if failure is None:
         return None
     message = str(failure).splitlines()[0] if str(failure) else ""
@@ -225,7 +226,7 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
         raise error
     if error is not None:
         if recorded_failure is None or checking.count < len(recorded.events):
-            raise _diverged(checking, recorded_failure, _failure_line(error)) from error
+            raise _diverged(checking, recorded_failure, failure_line(error)) from error
         raise error
     checking.check_complete()
     if recorded_failure is not None:

@@ -12,6 +12,10 @@ Every node has a simulated disk (`disk=DiskConfig(...)` sets its faults) and
 the world has one network (`network=NetworkConfig(...)`). `interleave=False`
 puts all nodes on one FIFO queue, as if they shared a process; other keyword
 options are `LoopConfig` fields (CPU costs, timer jitter, budgets, strict).
+
+`trace=PATH` records the run's events as JSON Lines (as `seedbed.run` does);
+`replay=PATH` checks a run of the same setup against a recording and raises
+`Nondeterminism` at the first event that differs.
 """
 
 from __future__ import annotations
@@ -22,13 +26,15 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from seedbed._core import Trace, to_ns
+from seedbed._core.tracefile import TraceFile, read_trace
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.aio.runner import abandon_pending, check_seed
-from seedbed.errors import RunContext, SimulationFailure, UsageError
+from seedbed.aio.runner import abandon_pending, check_seed, write_run_trace
+from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
@@ -58,6 +64,8 @@ class Simulation:
         network: NetworkConfig | None = None,
         disk: DiskConfig | None = None,
         interleave: bool = True,
+        trace: str | Path | None = None,
+        replay: str | Path | None = None,
         **loop_options: Any,
     ) -> None:
         self.seed = check_seed(seed)
@@ -65,7 +73,10 @@ class Simulation:
             config = LoopConfig(**loop_options)
         except TypeError as exc:
             raise UsageError(f"unknown Simulation option: {exc}") from None
-        self._loop = SeedbedLoop(self.seed, config, Trace())
+        self._trace_path = trace
+        self._recorded = self._read_recording(replay)
+        events = self._recorded.events if self._recorded is not None else None
+        self._loop = SeedbedLoop(self.seed, config, Trace(keep=trace is not None, expected=events))
         self._loop._st.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
         if interleave:
             self._loop.enable_lanes(NODE)
@@ -195,14 +206,50 @@ class Simulation:
             st.wake_limit = min(st.wake_limit, st.time_limit)
             self._loop._st.config = _with_max_time(st.config, max_time)
         self._begin()
+        failure: BaseException | None = None
         try:
             values = self._drive(self._until_clients_return(clients, max_time))
+        except BaseException as exc:
+            failure = exc
+            divergence = self._loop._st.trace.divergence
+            if divergence is not None and divergence is not exc:
+                raise divergence from exc
+            raise
         finally:
             self._end()
+            if self._trace_path is not None:
+                write_run_trace(self._trace_path, self._loop, self._loop._st.config, failure)
+        self._check_replay()
         st = self._loop._st
         return SimulationResult(
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
         )
+
+    def _read_recording(self, path: str | Path | None) -> TraceFile | None:
+        if path is None:
+            return None
+        recorded = read_trace(path)
+        if recorded.seed != self.seed:
+            raise UsageError(
+                f"{path} was recorded with seed {recorded.seed}, not {self.seed}: "
+                f"replay it with Simulation(seed={recorded.seed}, replay=...)"
+            )
+        return recorded
+
+    def _check_replay(self) -> None:
+        """After a successful replayed run: it must have ended where the recording did."""
+        if self._recorded is None:
+            return
+        trace = self._loop._st.trace
+        trace.check_complete()
+        recorded_failure = self._recorded.end.get("failure")
+        if recorded_failure is not None:
+            raise self._loop._fail(
+                Nondeterminism(
+                    f"the replay ended differently from the recording after event "
+                    f"{trace.count}\n  recorded: {recorded_failure}\n  actual:   completed"
+                )
+            )
 
     def _begin(self) -> None:
         if self._finished:
