@@ -41,5 +41,14 @@ def warn_once_if_unfixed() -> None:
         "a run that iterates sets of strings may not replay in another process; "
         "run under PYTHONHASHSEED=0 or use the seedbed command",
         SeedbedWarning,
-        stacklevel=3,
+        stacklevel=_first_caller_outside_seedbed(),
     )
+
+
+def _first_caller_outside_seedbed() -> int:
+    """The stacklevel that points the warning at the user's line, not seedbed's."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
