@@ -37,9 +37,11 @@ class LoopServices(IOMethods):
         return self._st.entropy.seed
 
     def _check_open(self) -> None:
-        raise NotImplementedError
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
 
     def _record_failure(self, failure: SimulationFailure) -> None:
+        """Keep the run's first failure; `SeedbedLoop` stamps it with the run context."""
         raise NotImplementedError
 
     # -- executors run inline -----------------------------------------------

@@ -512,10 +512,6 @@ class SeedbedLoop(TaskWatch):
         )
         return sim_task
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("Event loop is closed")
-
     def get_task_factory(self) -> Any:
         return self._task_factory
 
