@@ -475,3 +475,18 @@ def test_a_recorded_world_replays_and_a_changed_one_is_caught(tmp_path: Path) ->
     assert "recorded:" in str(caught.value) and "actual:" in str(caught.value)
     with pytest.raises(UsageError, match="recorded with seed 3, not 4"):
         chatty_world(4, 2.0, replay=path)
+
+
+def test_subprocesses_and_pipes_inside_a_node_escape_even_when_swallowed() -> None:
+    async def shell_out() -> str:
+        try:
+            await asyncio.create_subprocess_exec("true")
+        except Exception:
+            pass
+        await asyncio.sleep(1)
+        return "carried on"
+
+    sim = Simulation(seed=1)
+    sim.client("c", shell_out)
+    with pytest.raises(seedbed.SimulationEscape, match="subprocess_exec"):
+        sim.run(max_time=10)

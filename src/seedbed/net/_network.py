@@ -307,47 +307,34 @@ class SimNetwork:
         )
         return escape
 
-    async def sock_accept(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_accept")
-
-    async def sock_recv(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_recv")
-
-    async def sock_recv_into(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_recv_into")
-
-    async def sock_recvfrom(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_recvfrom")
-
-    async def sock_recvfrom_into(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_recvfrom_into")
-
-    async def sock_sendall(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_sendall")
-
-    async def sock_sendto(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_sendto")
-
-    async def sock_sendfile(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("sock_sendfile")
-
-    async def connect_accepted_socket(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._real_socket("connect_accepted_socket")
-
     def __getattr__(self, name: str) -> Any:
-        """Other loop I/O (unix sockets, pipes, subprocesses, sendfile) is refused."""
-        if name not in _UNSERVED:
+        """The loop's other I/O methods: refused, and recorded so a swallow cannot hide it.
+
+        Real-socket I/O (`sock_recv`, `sock_sendall`...) gets advice on what to use
+        instead; unix sockets, pipes, subprocesses and sendfile are not simulated.
+        """
+        if name in _REAL_SOCKET_IO:
+            escape = self._real_socket(name)
+        elif name in _UNSERVED:
+            escape = self._fabric.loop.escape(  # type: ignore[attr-defined]
+                f"loop.{name}()",
+                "the simulated network serves TCP-like streams and datagrams only",
+            )
+        else:
             raise AttributeError(name)
 
         async def refuse(*args: Any, **kwargs: Any) -> Any:
-            raise SimulationEscape(
-                f"loop.{name}() inside a simulated run: the simulated network serves "
-                "TCP-like streams and datagrams only"
-            )
+            raise escape
 
         return refuse
 
 
+_REAL_SOCKET_IO = frozenset(
+    {
+        "sock_accept", "sock_recv", "sock_recv_into", "sock_recvfrom", "sock_recvfrom_into",
+        "sock_sendall", "sock_sendto", "sock_sendfile", "connect_accepted_socket",
+    }
+)  # fmt: skip
 _UNSERVED = frozenset(
     {
         "sendfile", "start_tls", "create_unix_connection", "create_unix_server",
