@@ -51,7 +51,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     by_key: dict[Any, _Lane] = {}  # a lookup, never an order
     var = st.lane_var
     assert var is not None
-    ready, timers, clock, trace = st.ready, st.timers, st.clock, st.trace
+    ready, timers, clock, trace, costs = st.ready, st.timers, st.clock, st.trace, st.costs
     pick = st.sched.below
     while True:
         if timers and timers[0][0] <= clock.now:
@@ -67,6 +67,35 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 ready.append(entry[2])
         if st.parked:
             loop._resume_one_parked()
+        if not runnable and len(ready) == 1:
+            # The common case in a world with latency: one callback ready in all
+            # the world. Running it here is what routing it to its lane and then
+            # picking that lane (a forced choice, no draw) would do, minus the
+            # queues: the same costs, steps and trace.
+            handle = ready.popleft()
+            key = handle._context.get(var)
+            if key is not None and not key.alive:
+                by_key.pop(key, None)
+                continue
+            position = st.cost_position
+            if position < st.cost_fence:
+                st.cost_position = position + 1
+                cost = costs[position]
+            else:
+                cost = loop._batch_costs(1)[0]
+            if not handle._cancelled:
+                st.steps += 1
+                clock.now += cost
+                try:
+                    handle._context.run(handle._callback, *handle._args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    loop._callback_failed(exc, handle)
+            if st.halt or clock.now > st.time_limit:
+                _stop(loop, st)
+                break
+            continue
         while ready:  # route each ready callback to its lane; a dead lane's never run
             handle = ready.popleft()
             key = handle._context.get(var)
@@ -95,11 +124,11 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             end = start + len(queue)
             if end <= st.cost_fence:
                 st.cost_position = end
-                costs = st.costs[start:end]
+                batch = costs[start:end]
             else:
-                costs = loop._batch_costs(len(queue))
+                batch = loop._batch_costs(len(queue))
             popleft = queue.popleft
-            for cost in costs:
+            for cost in batch:
                 handle = popleft()
                 if handle._cancelled or (key is not None and not key.alive):
                     continue
@@ -114,10 +143,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             if not queue:
                 runnable.remove(lane)
             if st.halt or clock.now > st.time_limit:
-                if st.failure is not None:
-                    raise loop._fail(st.failure)
-                if clock.now > st.time_limit:
-                    raise loop._fail(budget_error(st, f"max_time={st.config.max_time}s"))
+                _stop(loop, st)
                 break
         elif st.halt:
             if st.failure is not None:
@@ -133,3 +159,12 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 trace.time(now)
         elif not loop._sleep_until_next_timer():
             raise loop._fail(deadlock_error(st))
+
+
+def _stop(loop: SeedbedLoop, st: LoopState) -> None:
+    """After a lane's iteration that halted the loop or ran past the time budget:
+    raise the failure or the budget error, or return for a plain stop."""
+    if st.failure is not None:
+        raise loop._fail(st.failure)
+    if st.clock.now > st.time_limit:
+        raise loop._fail(budget_error(st, f"max_time={st.config.max_time}s"))
