@@ -37,6 +37,7 @@ class Pipe:
     """Segments from `sender` to `receiver`, delivered by one callback at a time."""
 
     __slots__ = (
+        "clock",
         "data",
         "delivered",
         "fabric",
@@ -53,6 +54,7 @@ class Pipe:
 
     def __init__(self, fabric: Fabric, link: Link) -> None:
         self.fabric = fabric
+        self.clock = fabric.clock  # the world's clock, one hop nearer for every write
         self.link = link
         self.sender: StreamEndpoint | None = None
         self.receiver: StreamEndpoint | None = None

@@ -132,12 +132,16 @@ class StreamEndpoint(asyncio.Transport):
         pipe.data += data
         pipe.sent = sent = pipe.sent + len(data)
         marks = pipe.marks
-        now = pipe.fabric.clock.now
-        if marks and marks[-1][3] == now and marks[-1][2] == DATA:
-            marks[-1][1] = sent  # more bytes at the same instant: the same segment
+        now = pipe.clock.now
+        if marks:
+            tail = marks[-1]
+            if tail[3] == now and tail[2] == DATA:
+                tail[1] = sent  # more bytes at the same instant: the same segment
+            else:
+                pipe.push(DATA, now)
         else:
             pipe.push(DATA, now)
-        if not self.write_paused and sent - pipe.delivered > self.high_water:
+        if sent - pipe.delivered > self.high_water and not self.write_paused:
             self.write_paused = True
             self._call_protocol("pause_writing")
 
