@@ -209,7 +209,30 @@ class SeedbedLoop(TaskWatch):
             if st.parked:
                 self._resume_one_parked()
             n = len(ready)
-            if n:
+            if n == 1:  # the common case on virtual time: one timer or one wakeup
+                handle = popleft()
+                position = st.cost_position
+                if position < st.cost_fence:
+                    st.cost_position = position + 1
+                    cost = costs[position]
+                else:
+                    cost = self._batch_costs(1)[0]
+                if not handle._cancelled:
+                    st.steps += 1
+                    clock.now += cost
+                    try:
+                        handle._context.run(handle._callback, *handle._args)
+                    except (SystemExit, KeyboardInterrupt):
+                        raise
+                    except BaseException as exc:
+                        self._callback_failed(exc, handle)
+                if st.halt or clock.now > st.time_limit:
+                    if st.failure is not None:
+                        raise self._fail(st.failure)
+                    if clock.now > st.time_limit:
+                        raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
+                    break
+            elif n:
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
