@@ -37,6 +37,7 @@ class Pipe:
     """Segments from `sender` to `receiver`, delivered by one callback at a time."""
 
     __slots__ = (
+        "arrive",
         "clock",
         "data",
         "delivered",
@@ -67,6 +68,7 @@ class Pipe:
         self.stalled = False  # waiting for the link to open
         self.starved = False  # waiting for the receiver to read
         self.reset_timer: Any = None
+        self.arrive = self._arrive  # bound once: a delivery is scheduled per message
 
     @property
     def backlog(self) -> int:
@@ -119,7 +121,7 @@ class Pipe:
             if when > now:
                 receiver = self.receiver
                 assert receiver is not None
-                self.timer = fabric.at(when, self._arrive, context=receiver.context)
+                self.timer = fabric.at(when, self.arrive, context=receiver.context)
             else:
                 self._schedule(when)
 
@@ -128,9 +130,9 @@ class Pipe:
         assert receiver is not None
         fabric = self.fabric
         if when <= fabric.clock.now:
-            self.timer = fabric.loop.call_soon(self._arrive, context=receiver.context)
+            self.timer = fabric.loop.call_soon(self.arrive, context=receiver.context)
         else:
-            self.timer = fabric.at(when, self._arrive, context=receiver.context)
+            self.timer = fabric.at(when, self.arrive, context=receiver.context)
 
     # -- arriving (runs in the receiver's context) ---------------------------
 
@@ -147,7 +149,7 @@ class Pipe:
         if not receiver.reading:
             self.starved = True
             return
-        now = self.fabric.clock.now
+        now = self.clock.now
         head = marks[0]
         if head[0] > now:
             self._schedule(head[0])
@@ -167,20 +169,30 @@ class Pipe:
     def _deliver_chunk(
         self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]
     ) -> None:
-        end = marks[0][1]
-        for mark in marks:
-            if mark[0] > now or mark[2] != DATA:
-                break
-            end = mark[1]
+        if len(marks) == 1:  # the common case: one segment in flight
+            end = marks[0][1]
+        else:
+            end = marks[0][1]
+            for mark in marks:
+                if mark[0] > now or mark[2] != DATA:
+                    break
+                end = mark[1]
         fabric = self.fabric  # the chunk size: mostly all that arrived, else a uniform prefix
-        size = limit = min(end - self.delivered, fabric.chunk_max)
+        size = limit = end - self.delivered
+        if limit > fabric.chunk_max:
+            size = limit = fabric.chunk_max
         if limit > 1:
             fractions = fabric.chunk_fractions
             value = fractions.pop() if fractions else fabric.chunk_fraction()
             if value >= _WHOLE:
                 size = 1 + ((value - _WHOLE) * limit >> 14)
-        chunk = bytes(self.data[:size])
-        del self.data[:size]
+        data = self.data
+        if size == len(data):
+            chunk = bytes(data)
+            data.clear()
+        else:
+            chunk = bytes(data[:size])
+            del data[:size]
         self.delivered += size
         while marks and marks[0][2] == DATA and marks[0][1] <= self.delivered:
             marks.popleft()
