@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from _netharness import World
 
+from seedbed.errors import UsageError
 from seedbed.net import NetworkConfig
 from seedbed.world._identity import current_node
 
@@ -135,3 +136,59 @@ def test_protocol_callbacks_run_in_the_receiving_node() -> None:
     assert world.run(main) == b"x"
     assert [kind for kind, _ in seen] == ["made", "data", "eof", "lost"]
     assert {node for _, node in seen} == {"n1"}
+
+
+def _line_reads(seed: int, config: NetworkConfig, lines: int = 200) -> list[int]:
+    """Sizes of the reads a server sees for `lines` 10-byte lines sent one at a time."""
+    world = World(seed=seed, config=config)
+    reads: list[int] = []
+
+    async def receiver() -> None:
+        done = asyncio.get_running_loop().create_future()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while data := await reader.read(100):
+                reads.append(len(data))
+            done.set_result(None)
+
+        await asyncio.start_server(handle, None, 7000)
+        await done
+
+    async def sender() -> None:
+        _, writer = await asyncio.open_connection("n2", 7000)
+        for i in range(lines):
+            writer.write(b"line %04d\n" % i)
+            await asyncio.sleep(0.01)  # each line travels alone
+        writer.close()
+
+    async def main() -> None:
+        got = world.spawn("n2", receiver())
+        await asyncio.sleep(0.01)
+        world.spawn("n1", sender())
+        await got
+
+    world.run(main)
+    assert sum(reads) == 10 * lines
+    return reads
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_small_messages_are_sometimes_split_by_default(seed: int) -> None:
+    partial = sum(1 for size in _line_reads(seed, NetworkConfig()) if size < 10)
+    # 200 lines at 1 in 8: about 25 split, each read as two partial reads
+    assert 10 <= partial // 2 <= 50
+
+
+def test_split_probability_zero_delivers_each_message_whole() -> None:
+    assert set(_line_reads(3, NetworkConfig(stream_split_probability=0.0))) == {10}
+
+
+def test_split_probability_one_splits_most_messages() -> None:
+    reads = _line_reads(3, NetworkConfig(stream_split_probability=1.0))
+    assert sum(1 for size in reads if size < 10) > 250  # a split can still be whole (1 in 10)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "half", float("nan")])
+def test_split_probability_must_be_a_probability(bad: object) -> None:
+    with pytest.raises(UsageError, match="stream_split_probability must be a probability"):
+        NetworkConfig(stream_split_probability=bad)  # type: ignore[arg-type]

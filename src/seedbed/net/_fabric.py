@@ -19,6 +19,7 @@ from seedbed.world._identity import NodeDirectory
 
 NS = 1_000_000_000
 CHUNK_BATCH = 256  # chunk split points drawn at once
+CHUNK_VALUES = 1 << 16  # chunk fractions are 16-bit values
 
 
 class Fabric:
@@ -38,6 +39,8 @@ class Fabric:
         "loop",
         "nodes",
         "numbers",
+        "split_from",
+        "split_span",
         "stream",
         "stream_ports",
         "trace",
@@ -57,6 +60,10 @@ class Fabric:
         self.nodes = nodes
         self.chunk_max = config.stream_chunk_max
         self.window = config.stream_window
+        # A delivery splits when its 16-bit chunk fraction is at least
+        # `split_from`; the excess over `split_span` values sizes the prefix.
+        self.split_span = round(config.stream_split_probability * CHUNK_VALUES)
+        self.split_from = CHUNK_VALUES - self.split_span
         self.addresses = AddressBook(list(nodes.names()))
         self.links = Links(stream, self.trace, config, nodes.names)
         self.stream_ports = PortTable("stream")

@@ -3,8 +3,9 @@
 Fault model. Bytes written arrive in order, exactly once, after a latency
 drawn per send; the writes a stream makes at one virtual instant travel as
 one segment (one draw, one delivery). Arriving bytes are handed to the
-receiver in seeded chunks of at most `stream_chunk_max` bytes, each chunk its
-own loop callback, so a reader sees partial messages. A FIN (EOF) or RST
+receiver in chunks of at most `stream_chunk_max` bytes, each its own loop
+callback; a delivery hands over all that arrived, or (with
+`stream_split_probability`) a seeded prefix, so a reader sees partial messages. A FIN (EOF) or RST
 travels behind the data like any segment. The link is checked on arrival:
 a partitioned or held link stalls the pipe (nothing is lost); a partition
 that outlasts `partition_reset_timeout` resets the connection.
@@ -25,9 +26,6 @@ from seedbed.net._links import DROPPED, OPEN, Link
 if TYPE_CHECKING:
     from seedbed.net._stream import StreamEndpoint
 
-# Chunk fractions are 16 bits: three in four deliver all that arrived (a split
-# per delivery doubled the cost of small messages), one in four a uniform prefix.
-_WHOLE = 3 << 14
 DATA = 0
 FIN = 1
 RST = 2
@@ -166,9 +164,7 @@ class Pipe:
         if marks and self.timer is None and not self.stalled and not self.starved:
             self._schedule(marks[0][0])
 
-    def _deliver_chunk(
-        self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]
-    ) -> None:
+    def _deliver_chunk(self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]) -> None:
         if len(marks) == 1:  # the common case: one segment in flight
             end = marks[0][1]
         else:
@@ -184,8 +180,8 @@ class Pipe:
         if limit > 1:
             fractions = fabric.chunk_fractions
             value = fractions.pop() if fractions else fabric.chunk_fraction()
-            if value >= _WHOLE:
-                size = 1 + ((value - _WHOLE) * limit >> 14)
+            if value >= fabric.split_from:  # a split: a uniform prefix of 1..limit bytes
+                size = 1 + (value - fabric.split_from) * limit // fabric.split_span
         data = self.data
         if size == len(data):
             chunk = bytes(data)
