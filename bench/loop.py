@@ -45,8 +45,6 @@ import gc
 import json
 import os
 import platform
-import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +53,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _callgrind import count_instructions
 
 SCRIPT = Path(__file__).resolve()
 LOOPS = ("asyncio", "seedbed")
@@ -367,29 +367,17 @@ def work_units(key: str, size: Size) -> int:
     return size.callbacks if key.startswith("chain") else size.tasks * size.sleeps
 
 
-def count_instructions(key: str, loop_name: str, size: Size) -> int:
-    """Instructions callgrind counts for one fresh-process measurement of `size`."""
-    sizes = f"{size.callbacks},{size.tasks},{size.sleeps}"
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-           str(SCRIPT), "--one", key, loop_name, "--size", sizes]  # fmt: skip
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    found = re.search(r"Collected : ([\d,]+)", proc.stderr)
-    if proc.returncode or not found:
-        raise SystemExit(f"callgrind run of {key} on {loop_name} failed:\n{proc.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
-
-
 def instructions_per_unit(key: str, loop_name: str) -> float:
+    def count(size: Size) -> int:
+        sizes = f"{size.callbacks},{size.tasks},{size.sleeps}"
+        return count_instructions([str(SCRIPT), "--one", key, loop_name, "--size", sizes])
+
     small, big = INSTRUCTION_SIZES
-    extra = count_instructions(key, loop_name, big) - count_instructions(key, loop_name, small)
-    return extra / (work_units(key, big) - work_units(key, small))
+    return (count(big) - count(small)) / (work_units(key, big) - work_units(key, small))
 
 
 def report_instructions() -> None:
     """Instructions per callback or task step for both loops, and their ratio."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     print(f"python {platform.python_version()}, instructions per unit (callgrind)")
     rows = [("workload", "unit", "asyncio", "seedbed", "ratio", "target")]
     for w in WORKLOADS:

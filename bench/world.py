@@ -15,6 +15,7 @@ seconds per wall second for the simulation; medians of several runs, each in
 a fresh process (`--one VARIANT WORLD`). It reports; it never gates.
 
     PYTHONHASHSEED=0 python bench/world.py [--runs 5] [--quick]
+    PYTHONHASHSEED=0 python bench/world.py --instructions   # callgrind, repeatable
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from _callgrind import count_instructions
 
 NODES = 5
 PORT = 7000
@@ -188,8 +191,8 @@ def run_seedbed(code: NodeCode, sizes: Sizes) -> tuple[int, float, float]:
 WORLDS = {"real": run_real, "seedbed": run_seedbed}
 
 
-def one(variant: str, world: str, quick: bool) -> None:
-    messages, wall, virtual = WORLDS[world](VARIANTS[variant], QUICK if quick else FULL)
+def one(variant: str, world: str, sizes: Sizes) -> None:
+    messages, wall, virtual = WORLDS[world](VARIANTS[variant], sizes)
     print(json.dumps({"messages": messages, "wall": wall, "virtual": virtual}))
 
 
@@ -214,14 +217,54 @@ def measure(variant: str, world: str, quick: bool) -> dict[str, float]:
     return result
 
 
+# Two sizes whose difference is the measured work: start-up and imports cancel out.
+INSTRUCTION_SIZES = (Sizes(5, 1), Sizes(5_000, 1_000))
+
+
+def instructions_per_message(variant: str, world: str) -> float:
+    """User-space instructions per message: the real world's kernel work is not counted."""
+
+    def count(sizes: Sizes) -> tuple[int, int]:
+        spec = f"{sizes.lines_per_peer},{sizes.round_trips_per_peer}"
+        instructions = count_instructions([__file__, "--one", variant, world, "--size", spec])
+        pairs = NODES * (NODES - 1) // 2
+        per_pair = 2 * (
+            sizes.lines_per_peer if variant == "streaming" else sizes.round_trips_per_peer
+        )
+        return instructions, pairs * per_pair
+
+    (small, small_messages), (big, big_messages) = map(count, INSTRUCTION_SIZES)
+    return (big - small) / (big_messages - small_messages)
+
+
+def report_instructions() -> None:
+    print(f"python {sys.version.split()[0]}, user-space instructions per message (callgrind)")
+    print(f"{'variant':18} {'real':>8} {'seedbed':>8} {'real/seedbed':>13}")
+    for variant in VARIANTS:
+        real, sim = (instructions_per_message(variant, world) for world in ("real", "seedbed"))
+        print(f"{variant:18} {real:8,.0f} {sim:8,.0f} {real / sim:12.2f}x")
+    print("the real world's system calls run in the kernel, which callgrind does not count")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "WORLD"))
+    parser.add_argument("--size", help="internal: LINES,ROUND_TRIPS per peer for --one")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions per message instead"
+    )
     args = parser.parse_args()
     if args.one:
-        one(args.one[0], args.one[1], args.quick)
+        sizes = QUICK if args.quick else FULL
+        if args.size:
+            lines, trips = (int(part) for part in args.size.split(","))
+            sizes = Sizes(lines, trips)
+        one(args.one[0], args.one[1], sizes)
+        return
+    if args.instructions:
+        report_instructions()
         return
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, {args.runs} runs, "
           f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip

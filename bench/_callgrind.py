@@ -1,0 +1,28 @@
+"""Instruction counts of a whole command under callgrind: the repeatable view.
+
+Wall-clock rates on this machine swing 30-50% between runs; callgrind counts
+the instructions a process executes in user space, the same each time for the
+same binary and inputs whatever else the machine is doing. Kernel work (the
+system calls of real sockets) is not counted, which is itself worth knowing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def count_instructions(args: list[str]) -> int:
+    """Instructions callgrind counts for `python ARGS...` in a fresh process."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *args]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected : ([\d,]+)", proc.stderr)
+    if proc.returncode or not found:
+        raise SystemExit(f"callgrind run of {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
