@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 from _netharness import World
@@ -192,3 +194,84 @@ def test_split_probability_one_splits_most_messages() -> None:
 def test_split_probability_must_be_a_probability(bad: object) -> None:
     with pytest.raises(UsageError, match="stream_split_probability must be a probability"):
         NetworkConfig(stream_split_probability=bad)  # type: ignore[arg-type]
+
+
+def _collect_server(world: World, received: list[bytes]) -> Coroutine[Any, Any, Any]:
+    """A server on n1:7000 that appends all it reads (to EOF) to `received`."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await reader.read())
+        writer.close()
+
+    return asyncio.start_server(handle, None, 7000)
+
+
+def test_writes_at_one_instant_keep_order_across_bytes_bytearray_and_memoryview() -> None:
+    world = World(seed=5)
+    received: list[bytes] = []
+
+    async def client() -> None:
+        _, writer = await asyncio.open_connection("n1", 7000)
+        writer.write(b"a")
+        writer.write(bytearray(b"bc"))
+        writer.write(b"")
+        writer.write(memoryview(b"xdex")[1:3])
+        writer.write(b"f")
+        writer.close()
+        await asyncio.sleep(0.1)
+
+    async def main() -> None:
+        await world.spawn("n1", _collect_server(world, received))
+        await world.spawn("n2", client())
+
+    world.run(main)
+    assert received == [b"abcdef"]
+
+
+def test_a_write_after_write_eof_at_the_same_instant_raises() -> None:
+    world = World(seed=6)
+    received: list[bytes] = []
+
+    async def client() -> str:
+        _, writer = await asyncio.open_connection("n1", 7000)
+        writer.write(b"one")
+        writer.write_eof()
+        try:
+            writer.write(b"two")
+        except RuntimeError as exc:
+            outcome = str(exc)
+        else:
+            outcome = "accepted"
+        await asyncio.sleep(0.1)
+        return outcome
+
+    async def main() -> str:
+        await world.spawn("n1", _collect_server(world, received))
+        return await world.spawn("n2", client())
+
+    assert world.run(main) == "Cannot call write() after write_eof()"
+    assert received == [b"one"]
+
+
+def test_writes_after_close_or_abort_at_the_same_instant_are_dropped() -> None:
+    world = World(seed=7)
+    received: list[bytes] = []
+
+    async def client(abort: bool) -> None:
+        _, writer = await asyncio.open_connection("n1", 7000)
+        writer.write(b"kept")
+        if abort:
+            writer.transport.abort()
+        else:
+            writer.close()
+        writer.write(b"lost")
+        await asyncio.sleep(0.1)
+
+    async def main() -> None:
+        await world.spawn("n1", _collect_server(world, received))
+        await world.spawn("n2", client(abort=False))
+        await world.spawn("n2", client(abort=True))
+
+    world.run(main)
+    assert received[0] == b"kept"
+    assert b"lost" not in b"".join(received)

@@ -40,6 +40,7 @@ class Pipe:
         "data",
         "delivered",
         "fabric",
+        "hot_at",
         "link",
         "marks",
         "receiver",
@@ -48,6 +49,7 @@ class Pipe:
         "sent",
         "stalled",
         "starved",
+        "tail",
         "timer",
     )
 
@@ -62,6 +64,11 @@ class Pipe:
         self.delivered = 0
         # Segments in order: [arrival_ns, end_offset, kind, sent_ns].
         self.marks: deque[list[int]] = deque()
+        # The instant whose DATA segment is the queue's tail and takes more
+        # bytes (`tail`), so a write at that instant only extends it; -1 once
+        # a FIN or RST is queued behind it, the queue is cleared, or it arrived.
+        self.hot_at = -1
+        self.tail: list[int] = []
         self.timer: Any = None  # the one pending delivery callback
         self.stalled = False  # waiting for the link to open
         self.starved = False  # waiting for the receiver to read
@@ -100,6 +107,7 @@ class Pipe:
         self.data.clear()
         self.delivered = self.sent
         self.marks.clear()
+        self.hot_at = -1
         self._cancel_timers()
 
     def push(self, kind: int, now: int) -> None:
@@ -114,7 +122,12 @@ class Pipe:
         marks = self.marks
         if marks and marks[-1][0] > when:
             when = marks[-1][0]  # never overtake the segment ahead
-        marks.append([when, self.sent, kind, now])
+        mark = [when, self.sent, kind, now]
+        marks.append(mark)
+        if kind == DATA:
+            self.hot_at, self.tail = now, mark
+        else:
+            self.hot_at = -1
         if self.timer is None and not self.stalled and not self.starved:
             if when > now:
                 receiver = self.receiver
@@ -192,6 +205,8 @@ class Pipe:
         self.delivered += size
         while marks and marks[0][2] == DATA and marks[0][1] <= self.delivered:
             marks.popleft()
+        if not marks:
+            self.hot_at = -1  # the tail arrived: a later write starts a new segment
         sender = self.sender
         if sender is not None and sender.write_paused:
             sender.window_opened()

@@ -125,22 +125,20 @@ class StreamEndpoint(asyncio.Transport):
     # -- asyncio.Transport: writing -----------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        if type(data) is not bytes or not data or self.closing or self.eof_sent:
+        pipe = self.outgoing
+        if pipe.hot_at == pipe.clock.now and type(data) is bytes:
+            # The hot path: more bytes at the instant of the open tail segment
+            # (a closing end has queued a FIN or RST, so it never gets here).
+            pipe.data += data
+            pipe.sent = sent = pipe.sent + len(data)
+            pipe.tail[1] = sent
+        elif type(data) is not bytes or not data or self.closing or self.eof_sent:
             self._write(data)  # the general path: checks, conversions, refusals
             return
-        pipe = self.outgoing  # the hot path, `Pipe.send` inlined
-        pipe.data += data
-        pipe.sent = sent = pipe.sent + len(data)
-        marks = pipe.marks
-        now = pipe.clock.now
-        if marks:
-            tail = marks[-1]
-            if tail[3] == now and tail[2] == DATA:
-                tail[1] = sent  # more bytes at the same instant: the same segment
-            else:
-                pipe.push(DATA, now)
-        else:
-            pipe.push(DATA, now)
+        else:  # the first write at this instant: a new segment
+            pipe.data += data
+            pipe.sent = sent = pipe.sent + len(data)
+            pipe.push(DATA, pipe.clock.now)
         if sent - pipe.delivered > self.high_water and not self.write_paused:
             self.write_paused = True
             self._call_protocol("pause_writing")
