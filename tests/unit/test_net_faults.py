@@ -205,3 +205,74 @@ def test_a_bad_setting_is_refused_naming_the_field_and_value(field: str, value: 
 def test_latency_settings_must_be_ordered() -> None:
     with pytest.raises(UsageError, match="latency_min <= latency_mean <= latency_max"):
         NetworkConfig(latency_min=0.01, latency_mean=0.001)
+
+
+def _timed_connect(world: World, heal_after: float, heal: str, block: str) -> tuple[str, float]:
+    """Connect n2 -> n1 across a link `block`ed ("hold" or "partition") from the
+    start; `heal` it after `heal_after` s. Returns the outcome and when it came."""
+
+    async def client() -> tuple[str, float]:
+        getattr(world.net, block)("n2", "n1")
+        start = world.now()
+
+        async def heal_later() -> None:
+            await asyncio.sleep(heal_after)
+            getattr(world.net, heal)("n2", "n1")
+
+        healer = asyncio.create_task(heal_later())
+        result = await outcome(asyncio.open_connection("n1", 7000))
+        took = world.now() - start
+        await healer
+        await asyncio.sleep(1)
+        return ("connected" if result.startswith("(") else result), took
+
+    async def main() -> tuple[str, float]:
+        await world.spawn("n1", sink_server(7000, []))
+        return await world.spawn("n2", client())
+
+    return world.run(main)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_connect_into_a_hold_completes_when_the_hold_is_released(seed: int) -> None:
+    world = World(seed=seed, config=NetworkConfig(connect_timeout=10.0))
+    result, took = _timed_connect(world, 2.0, "release", "hold")
+    assert result == "connected" and 2.0 < took < 2.011  # release, then one hop each way
+
+
+@pytest.mark.parametrize(("repair_after", "retransmit"), [(0.5, 1.0), (2.0, 3.0), (5.0, 7.0)])
+def test_a_connect_across_a_repaired_partition_gets_through_on_a_syn_retransmission(
+    repair_after: float, retransmit: float
+) -> None:
+    world = World(seed=2, config=NetworkConfig(connect_timeout=10.0))
+    result, took = _timed_connect(world, repair_after, "repair", "partition")
+    assert result == "connected" and retransmit < took < retransmit + 0.011
+
+
+def test_a_hold_outlasting_the_connect_timeout_times_out_and_its_release_opens_nothing() -> None:
+    world = World(seed=3, config=NetworkConfig(connect_timeout=2.0))
+    accepted: list[str] = []
+
+    async def client() -> tuple[str, float]:
+        world.net.hold("n2", "n1")
+        start = world.now()
+        result = await outcome(asyncio.open_connection("n1", 7000))
+        took = world.now() - start
+        await asyncio.sleep(3)
+        world.net.release("n2", "n1")
+        await asyncio.sleep(1)
+        return result, took
+
+    async def server() -> asyncio.AbstractServer:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append("accepted")
+
+        return await asyncio.start_server(handle, None, 7000)
+
+    async def main() -> tuple[str, float]:
+        await world.spawn("n1", server())
+        return await world.spawn("n2", client())
+
+    result, took = world.run(main)
+    assert result == "TimeoutError" and 2.0 <= took < 2.001
+    assert accepted == []

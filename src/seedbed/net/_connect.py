@@ -3,8 +3,13 @@
 Fault model. A connect's SYN takes one drawn latency to reach the far node
 and its answer one more to come back. On arrival:
 
-- a link either way partitioned or held: no answer ever comes, and the
-  connect fails with `TimeoutError` `connect_timeout` after it began;
+- a link either way held: the SYN waits at it, and goes on after a fresh
+  latency when it is released;
+- a link either way partitioned: the SYN is lost, and retransmitted as TCP
+  does, 1, 3, 7, 15... seconds after the connect began: the first
+  retransmission after the partition is repaired goes through;
+- either way, a connect not answered `connect_timeout` after it began fails
+  with `TimeoutError`, and a SYN still waiting then is dropped;
 - no listener on that port (or the node is down): a reset comes back and
   the connect fails with `ConnectionRefusedError`;
 - a listener: both ends exist from that instant (the server's may wait in
@@ -21,17 +26,31 @@ import contextvars
 import errno
 
 from seedbed.net._fabric import Fabric
-from seedbed.net._links import OPEN
+from seedbed.net._links import HELD, OPEN, Link
 from seedbed.net._pipe import Pipe
 from seedbed.net._server import SimServer
 from seedbed.net._stream import StreamEndpoint
 from seedbed.world._identity import NodeRef
 
+# TCP's first SYN retransmission comes 1 s after the SYN, each later one after
+# twice the previous wait: 1, 3, 7, 15... seconds after the connect began.
+_FIRST_RETRANSMIT = 1_000_000_000
+
 
 class Handshake:
     """One connect in progress from `ref`'s node to `dst:port`."""
 
-    __slots__ = ("context", "dst", "fabric", "future", "port", "ref", "sockname", "started")
+    __slots__ = (
+        "context",
+        "dst",
+        "fabric",
+        "future",
+        "port",
+        "ref",
+        "sockname",
+        "started",
+        "timing_out",
+    )
 
     def __init__(
         self, fabric: Fabric, ref: NodeRef, context: contextvars.Context, dst: str, port: int
@@ -42,6 +61,7 @@ class Handshake:
         self.dst = dst
         self.port = port
         self.started = fabric.clock.now
+        self.timing_out = False  # the connect's deadline is scheduled
         self.future: asyncio.Future[StreamEndpoint] = fabric.loop.create_future()
         src = ref.name
         local_port = fabric.stream_ports.bind(src, 0, self)
@@ -61,14 +81,15 @@ class Handshake:
             raise
 
     def _syn_arrives(self) -> None:
+        if self.future.done():
+            return  # the connector gave up (timed out, cancelled): no more SYNs
         fabric = self.fabric
         src, dst = self.ref.name, self.dst
         links = fabric.links
-        if links.get(src, dst).state != OPEN or links.get(dst, src).state != OPEN:
-            deadline = self.started + links.timing.connect_timeout
-            timeout = TimeoutError(errno.ETIMEDOUT, f"connect to {dst}:{self.port} timed out")
-            fabric.at(deadline, self._fail, timeout, context=fabric.context)
-            return
+        for link in (links.get(src, dst), links.get(dst, src)):
+            if link.state != OPEN:
+                self._wait_for(link)
+                return
         server = fabric.stream_ports.get(dst, self.port)
         back = fabric.clock.now + links.latency_ns(links.get(dst, src))
         if (
@@ -84,6 +105,38 @@ class Handshake:
             return
         client_end = self._open(server)
         fabric.at(back, self._answer, client_end, context=fabric.context)
+
+    def _wait_for(self, link: Link) -> None:
+        """The SYN (or its answer) cannot cross `link`: wait for it to open, within the deadline."""
+        fabric = self.fabric
+        if not self.timing_out:
+            self.timing_out = True
+            deadline = self.started + fabric.links.timing.connect_timeout
+            timeout = TimeoutError(errno.ETIMEDOUT, f"connect to {self.dst}:{self.port} timed out")
+            fabric.at(deadline, self._fail, timeout, context=fabric.context)
+        link.waiting.append(self._released if link.state == HELD else self._repaired)
+
+    def _released(self) -> None:
+        """The hold is over: the held SYN travels on after a fresh latency."""
+        self._resend(self.fabric.clock.now)
+
+    def _repaired(self) -> None:
+        """The partition is over: the next retransmission goes through."""
+        now = self.fabric.clock.now
+        wait = _FIRST_RETRANSMIT
+        retransmit = self.started + wait
+        while retransmit < now:
+            wait *= 2
+            retransmit += wait
+        self._resend(retransmit)
+
+    def _resend(self, sent: int) -> None:
+        if self.future.done():
+            return
+        fabric = self.fabric
+        link = fabric.links.get(self.ref.name, self.dst)
+        arrival = sent + fabric.links.latency_ns(link)
+        fabric.at(arrival, self._syn_arrives, context=fabric.context)
 
     def _open(self, server: SimServer) -> StreamEndpoint:
         """Create both ends at the server's node; hand the server its end."""
