@@ -8,8 +8,10 @@ Measured, each as a rate of work per second of wall time:
 - ``sleep0``: task steps/s of 1,000 tasks each awaiting ``asyncio.sleep(0)``
   100 times;
 - ``sleepx``: task steps/s of 1,000 tasks each awaiting ``asyncio.sleep(x)``
-  100 times, x in 1..50 ms from a fixed formula. seedbed only: on virtual time
-  it is CPU-bound, while the default loop would mostly wait real seconds.
+  100 times, x in 1..50 ms from a fixed formula. On virtual time it is
+  CPU-bound, while the default loop would mostly wait real seconds: its
+  baseline is a minimal virtual-time loop (``bench/_minimal_loop.py``: a
+  heap, a ready queue and stock asyncio handles, none of seedbed's features).
 
 A task step is one resumption after a sleep, so a task of 100 sleeps counts
 100 steps (its first step, up to the first sleep, is not counted).
@@ -55,9 +57,11 @@ from pathlib import Path
 from typing import Any
 
 from _callgrind import count_instructions
+from _minimal_loop import MinimalLoop
 
 SCRIPT = Path(__file__).resolve()
 LOOPS = ("asyncio", "seedbed")
+FLOOR = "minimal"  # bench/_minimal_loop.py: measured on the varied sleeps only
 SEED = 1
 CHAINS_MANY = 100
 
@@ -108,6 +112,8 @@ BY_KEY = {w.key: w for w in WORKLOADS}
 def make_loop(name: str) -> asyncio.AbstractEventLoop:
     if name == "asyncio":
         return asyncio.new_event_loop()
+    if name == FLOOR:
+        return MinimalLoop()
     import seedbed  # imported only for seedbed runs: the asyncio runs stay untouched
 
     return seedbed.new_event_loop(seed=SEED)
@@ -223,7 +229,15 @@ def scaled_target(results: list[Result]) -> list[str]:
         return []
     scaled = target * base / PLANNING_SLEEP0_RATE
     verdict = "PASS" if ours >= scaled else "MISS"
+    lines = []
+    floor = by_key["sleepx"].median(FLOOR)
+    if floor:
+        lines.append(
+            f"a minimal virtual-time loop (bench/_minimal_loop.py) ran the varied sleeps at "
+            f"{floor:,.0f} steps/s: seedbed runs {ours / floor:.2f}x of it"
+        )
     return [
+        *lines,
         f"machine speed: the stock loop ran sleep(0) at {base:,.0f} steps/s here, "
         f"{PLANNING_SLEEP0_RATE:,} where the {target:,.0f}/s target was set",
         f"varied sleeps against that target scaled to this machine: {ours:,.0f} >= "
@@ -249,12 +263,14 @@ def run_one(key: str, loop_name: str, quick: bool) -> float:
 
 
 def collect(runs: int, quick: bool, progress: Callable[[str], None]) -> list[Result]:
-    results = [Result(w, {name: [] for name in LOOPS}) for w in WORKLOADS]
+    results = [Result(w, {name: [] for name in (*LOOPS, FLOOR)}) for w in WORKLOADS]
     for run in range(runs):
         progress(f"run {run + 1}/{runs}")
         for result in results:
-            for loop_name in LOOPS:
+            for loop_name in (*LOOPS, FLOOR):
                 if loop_name == "asyncio" and not result.workload.on_asyncio:
+                    continue
+                if loop_name == FLOOR and result.workload.key != "sleepx":
                     continue
                 result.samples[loop_name].append(run_one(result.workload.key, loop_name, quick))
     return results
@@ -307,7 +323,7 @@ def as_json(results: list[Result], meta: dict[str, Any]) -> str:
             "label": r.workload.label,
             "unit": r.workload.unit,
             "samples": r.samples,
-            "median": {name: r.median(name) for name in LOOPS},
+            "median": {name: r.median(name) for name in (*LOOPS, FLOOR)},
             "ratio": r.ratio(),
             "target": r.workload.target_text(),
             "met": r.met(),
@@ -377,17 +393,21 @@ def instructions_per_unit(key: str, loop_name: str) -> float:
 
 
 def report_instructions() -> None:
-    """Instructions per callback or task step for both loops, and their ratio."""
+    """Instructions per callback or task step: seedbed against its baseline, and the ratio.
+
+    The baseline is the default asyncio loop, or for the varied sleeps (which
+    the default loop would spend waiting) the minimal virtual-time loop.
+    """
     print(f"python {platform.python_version()}, instructions per unit (callgrind)")
-    rows = [("workload", "unit", "asyncio", "seedbed", "ratio", "target")]
+    rows = [("workload", "unit", "baseline", "baseline", "seedbed", "ratio", "target")]
     for w in WORKLOADS:
         print(f"counting {w.key}", file=sys.stderr)
+        baseline = "asyncio" if w.on_asyncio else FLOOR
+        base = instructions_per_unit(w.key, baseline)
         ours = instructions_per_unit(w.key, "seedbed")
-        base = instructions_per_unit(w.key, "asyncio") if w.on_asyncio else None
-        ratio = f"{base / ours:.2f}x" if base else "-"
-        rows.append((w.label, f"instructions/{w.unit.split('/')[0].rstrip('s')}",
-                     f"{base:,.0f}" if base else "n/a (real time)", f"{ours:,.0f}", ratio,
-                     w.target_text() if base else "-"))  # fmt: skip
+        target = w.target_text() if w.on_asyncio else "-"
+        rows.append((w.label, f"instructions/{w.unit.split('/')[0].rstrip('s')}", baseline,
+                     f"{base:,.0f}", f"{ours:,.0f}", f"{base / ours:.2f}x", target))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -418,8 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.one:
         key, loop_name = args.one
-        if key not in BY_KEY or loop_name not in LOOPS:
-            parser.error(f"--one wants one of {sorted(BY_KEY)} and one of {LOOPS}")
+        if key not in BY_KEY or loop_name not in (*LOOPS, FLOOR):
+            parser.error(f"--one wants one of {sorted(BY_KEY)} and one of {(*LOOPS, FLOOR)}")
         size = parse_size(args.size) if args.size else QUICK if args.quick else FULL
         print(measure(key, loop_name, size))
         return 0
