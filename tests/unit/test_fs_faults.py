@@ -87,10 +87,13 @@ def test_a_bad_setting_is_a_one_line_usage_error_naming_the_field(field: str, va
     with pytest.raises(UsageError, match=f"DiskConfig.{field}") as info:
         fs.DiskConfig(**{field: value})
     assert "\n" not in str(info.value)
+    assert str(info.value).endswith(f", got {value!r}")
 
 
 def test_latency_max_below_latency_min_is_refused() -> None:
-    with pytest.raises(UsageError, match=r"DiskConfig.latency_max must be >= latency_min"):
+    with pytest.raises(
+        UsageError, match=r"DiskConfig.latency_max must be >= latency_min \(0\.5\), got 0\.1"
+    ):
         fs.DiskConfig(latency_min=0.5, latency_max=0.1)
 
 

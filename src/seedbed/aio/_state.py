@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
+from seedbed._core.validate import check_at_least, check_positive_int, check_seconds
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
-from seedbed.errors import SimulationFailure, UsageError
+from seedbed.errors import SimulationFailure
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
 UNLIMITED = 1 << 62  # a budget no run reaches: ~146 virtual years, or steps
@@ -48,21 +48,14 @@ class LoopConfig:
 
     def __post_init__(self) -> None:
         for name in ("cpu_cost_min", "cpu_cost_max", "timer_jitter_max"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-                raise UsageError(f"{name} must be a finite number >= 0, got {value!r}")
-        if self.cpu_cost_max < self.cpu_cost_min:
-            raise UsageError(
-                f"cpu_cost_max ({self.cpu_cost_max}) must be >= cpu_cost_min ({self.cpu_cost_min})"
-            )
-        if self.max_steps is not None and (
-            not isinstance(self.max_steps, int) or self.max_steps < 1
-        ):
-            raise UsageError(f"max_steps must be a positive int or None, got {self.max_steps!r}")
-        if self.max_time is not None and not (
-            isinstance(self.max_time, int | float) and self.max_time > 0
-        ):
-            raise UsageError(f"max_time must be a positive number or None, got {self.max_time!r}")
+            check_seconds("LoopConfig", name, getattr(self, name), allow_zero=True)
+        check_at_least(
+            "LoopConfig", "cpu_cost_max", self.cpu_cost_max, "cpu_cost_min", self.cpu_cost_min
+        )
+        if self.max_steps is not None:  # None: no step budget
+            check_positive_int("LoopConfig", "max_steps", self.max_steps)
+        if self.max_time is not None:  # None: no time budget
+            check_seconds("LoopConfig", "max_time", self.max_time, allow_zero=False)
 
     def changed(self) -> dict[str, Any]:
         """The options that differ from their defaults (what a replay must repeat)."""

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from seedbed.errors import UsageError
+from seedbed._core.validate import (
+    check_at_least,
+    check_bool,
+    check_positive_int,
+    check_probability,
+    check_seconds,
+)
 
 _PROBABILITIES = (
     "read_error_probability",
@@ -52,26 +57,11 @@ class DiskConfig:
 
     def __post_init__(self) -> None:
         for name in _PROBABILITIES:
-            value = getattr(self, name)
-            if not _is_real(value) or not 0.0 <= value <= 1.0:
-                raise UsageError(f"DiskConfig.{name} must be a number in [0, 1], got {value!r}")
+            check_probability("DiskConfig", name, getattr(self, name))
         for name in ("latency_min", "latency_max"):
-            value = getattr(self, name)
-            if not _is_real(value) or not math.isfinite(value) or value < 0:
-                raise UsageError(f"DiskConfig.{name} must be a finite number >= 0, got {value!r}")
-        if self.latency_max < self.latency_min:
-            raise UsageError(
-                f"DiskConfig.latency_max must be >= latency_min "
-                f"({self.latency_min!r}), got {self.latency_max!r}"
-            )
-        size = self.sector_size
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise UsageError(f"DiskConfig.sector_size must be an int >= 1, got {size!r}")
-        if not isinstance(self.spare_one_replica, bool):
-            raise UsageError(
-                f"DiskConfig.spare_one_replica must be a bool, got {self.spare_one_replica!r}"
-            )
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+            check_seconds("DiskConfig", name, getattr(self, name), allow_zero=True)
+        check_at_least(
+            "DiskConfig", "latency_max", self.latency_max, "latency_min", self.latency_min
+        )
+        check_positive_int("DiskConfig", "sector_size", self.sector_size)
+        check_bool("DiskConfig", "spare_one_replica", self.spare_one_replica)

@@ -7,11 +7,17 @@ nanoseconds everywhere inside the network.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
 from seedbed._core import to_ns
-from seedbed.errors import UsageError
+from seedbed._core.validate import (
+    check_at_least,
+    check_positive_int,
+    check_probability,
+    check_seconds,
+)
+
+_OWNER = "NetworkConfig"
 
 
 @dataclass(frozen=True)
@@ -50,22 +56,15 @@ class NetworkConfig:
 
     def __post_init__(self) -> None:
         for name in ("latency_min", "latency_mean", "latency_max"):
-            _check_seconds(name, getattr(self, name), allow_zero=True)
+            check_seconds(_OWNER, name, getattr(self, name), allow_zero=True)
         for name in ("partition_reset_timeout", "connect_timeout"):
-            _check_seconds(name, getattr(self, name), allow_zero=False)
-        if not self.latency_min <= self.latency_mean <= self.latency_max:
-            raise UsageError(
-                "latency_min <= latency_mean <= latency_max must hold, got "
-                f"{self.latency_min} / {self.latency_mean} / {self.latency_max}"
-            )
+            check_seconds(_OWNER, name, getattr(self, name), allow_zero=False)
+        check_at_least(_OWNER, "latency_mean", self.latency_mean, "latency_min", self.latency_min)
+        check_at_least(_OWNER, "latency_max", self.latency_max, "latency_mean", self.latency_mean)
         for name in ("loss_probability", "duplicate_probability", "stream_split_probability"):
-            value = getattr(self, name)
-            if not (_is_number(value) and 0.0 <= value <= 1.0):
-                raise UsageError(f"{name} must be a probability in [0, 1], got {value!r}")
+            check_probability(_OWNER, name, getattr(self, name))
         for name in ("stream_chunk_max", "stream_window"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise UsageError(f"{name} must be an int >= 1 (bytes), got {value!r}")
+            check_positive_int(_OWNER, name, getattr(self, name))
 
     def as_dict(self) -> dict[str, float | int]:
         """Every setting by name (what a replay must repeat)."""
@@ -83,14 +82,3 @@ class Timing:
         self.latency_spread = config.latency_mean - config.latency_min  # seconds: a mean
         self.reset_timeout = to_ns(config.partition_reset_timeout)
         self.connect_timeout = to_ns(config.connect_timeout)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check_seconds(name: str, value: object, *, allow_zero: bool) -> None:
-    ok = _is_number(value) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)  # type: ignore[arg-type, operator]
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise UsageError(f"{name} must be a finite number of seconds {bound}, got {value!r}")

@@ -10,11 +10,10 @@ below 1, so each node's wall clock also only moves forward.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from seedbed._core import WALL_EPOCH_NS, Stream, to_ns
-from seedbed.errors import UsageError
+from seedbed._core.validate import check_fraction, check_seconds
 from seedbed.world._identity import NodeRef, current_ref
 
 
@@ -31,10 +30,9 @@ class ClockConfig:
     drift_max: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.offset_max) and self.offset_max >= 0):
-            raise UsageError(f"offset_max must be a finite number >= 0, got {self.offset_max!r}")
-        if not (math.isfinite(self.drift_max) and 0 <= self.drift_max < 0.5):
-            raise UsageError(f"drift_max must be in [0, 0.5), got {self.drift_max!r}")
+        check_seconds("ClockConfig", "offset_max", self.offset_max, allow_zero=True)
+        # Well below 1, so every node's wall clock still only moves forward.
+        check_fraction("ClockConfig", "drift_max", self.drift_max, below=0.5)
 
 
 def draw_clock(ref: NodeRef, config: ClockConfig, stream: Stream) -> None:
