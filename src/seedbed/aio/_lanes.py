@@ -22,7 +22,7 @@ from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from seedbed._core.trace import MASK, PRIME
-from seedbed.aio._diagnose import budget_error, deadlock_error
+from seedbed.aio._diagnose import deadlock_error
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
@@ -93,7 +93,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 except BaseException as exc:
                     loop._callback_failed(exc, handle)
             if st.halt or clock.now > st.time_limit:
-                _stop(loop, st)
+                loop._end_drive()
                 break
             continue
         while ready:  # route each ready callback to its lane; a dead lane's never run
@@ -143,7 +143,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             if not queue:
                 runnable.remove(lane)
             if st.halt or clock.now > st.time_limit:
-                _stop(loop, st)
+                loop._end_drive()
                 break
         elif st.halt:
             if st.failure is not None:
@@ -160,11 +160,3 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
         elif not loop._sleep_until_next_timer():
             raise loop._fail(deadlock_error(st))
 
-
-def _stop(loop: SeedbedLoop, st: LoopState) -> None:
-    """After a lane's iteration that halted the loop or ran past the time budget:
-    raise the failure or the budget error, or return for a plain stop."""
-    if st.failure is not None:
-        raise loop._fail(st.failure)
-    if st.clock.now > st.time_limit:
-        raise loop._fail(budget_error(st, f"max_time={st.config.max_time}s"))

@@ -227,10 +227,7 @@ class SeedbedLoop(TaskWatch):
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
                 if st.halt or clock.now > st.time_limit:
-                    if st.failure is not None:
-                        raise self._fail(st.failure)
-                    if clock.now > st.time_limit:
-                        raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
+                    self._end_drive()
                     break
             elif n:
                 start = st.cost_position
@@ -253,10 +250,7 @@ class SeedbedLoop(TaskWatch):
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
                 if st.halt or clock.now > st.time_limit:
-                    if st.failure is not None:
-                        raise self._fail(st.failure)
-                    if clock.now > st.time_limit:
-                        raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
+                    self._end_drive()
                     break
             elif st.halt:
                 if st.failure is not None:
@@ -272,6 +266,15 @@ class SeedbedLoop(TaskWatch):
                     trace.time(now)
             elif not self._sleep_until_next_timer():
                 raise self._fail(deadlock_error(self._st))
+
+    def _end_drive(self) -> None:
+        """An iteration halted the loop or ran past the time budget: raise the
+        failure or the budget error, or return for a plain stop."""
+        st = self._st
+        if st.failure is not None:
+            raise self._fail(st.failure)
+        if st.clock.now > st.time_limit:
+            raise self._fail(budget_error(st, f"max_time={st.config.max_time}s"))
 
     def _batch_costs(self, n: int) -> list[int]:
         """Costs for the next batch, refilling the table; shortened to the step budget."""

@@ -4,11 +4,12 @@ Fault model. Bytes written arrive in order, exactly once, after a latency
 drawn per send; the writes a stream makes at one virtual instant travel as
 one segment (one draw, one delivery). Arriving bytes are handed to the
 receiver in chunks of at most `stream_chunk_max` bytes, each its own loop
-callback; a delivery hands over all that arrived, or (with
-`stream_split_probability`) a seeded prefix, so a reader sees partial messages. A FIN (EOF) or RST
-travels behind the data like any segment. The link is checked on arrival:
-a partitioned or held link stalls the pipe (nothing is lost); a partition
-that outlasts `partition_reset_timeout` resets the connection.
+callback: a delivery hands over all that arrived or, with
+`stream_split_probability`, a seeded prefix, so a reader sees partial
+messages. A FIN (EOF) or RST travels behind the data like any segment. The
+link is checked on arrival: a partitioned or held link stalls the pipe
+(nothing is lost); a partition that outlasts `partition_reset_timeout` resets
+the connection.
 
 Per-connection FIFO holds by construction: a pipe has one queue and at most
 one pending delivery callback, and a segment never arrives before the one
@@ -83,16 +84,17 @@ class Pipe:
     # -- sending ------------------------------------------------------------
 
     def send(self, data: bytes) -> None:
-        now = self.fabric.clock.now
+        """Queue bytes: they join the tail segment if it is open at this instant.
+
+        `StreamEndpoint.write` inlines this for `bytes`; this is the rest.
+        """
+        now = self.clock.now
         self.data += data
         self.sent += len(data)
-        marks = self.marks
-        if marks:
-            tail = marks[-1]
-            if tail[3] == now and tail[2] == DATA:
-                tail[1] = self.sent  # coalesce: same instant, same segment
-                return
-        self.push(DATA, now)
+        if self.hot_at == now:
+            self.tail[1] = self.sent
+        else:
+            self.push(DATA, now)
 
     def send_fin(self) -> None:
         self.push(FIN, self.fabric.clock.now)
@@ -178,10 +180,8 @@ class Pipe:
             self._schedule(marks[0][0])
 
     def _deliver_chunk(self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]) -> None:
-        if len(marks) == 1:  # the common case: one segment in flight
-            end = marks[0][1]
-        else:
-            end = marks[0][1]
+        end = marks[0][1]
+        if len(marks) > 1:  # more segments in flight: all that has arrived goes
             for mark in marks:
                 if mark[0] > now or mark[2] != DATA:
                     break
