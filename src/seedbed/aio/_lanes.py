@@ -159,4 +159,3 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 trace.time(now)
         elif not loop._sleep_until_next_timer():
             raise loop._fail(deadlock_error(st))
-
