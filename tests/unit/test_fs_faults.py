@@ -327,3 +327,62 @@ def test_the_coordinator_grants_damage_while_one_replica_stays_clean() -> None:
     assert coordinator.damaged("/g", 3) == ["c"]
     with pytest.raises(ValueError, match="already registered"):
         coordinator.register("a")
+
+
+async def _write_and_fsync(data: bytes) -> str:
+    """Write `data` to a new, durably named /g and fsync it; say how the fsync ended."""
+    async with await fs.open("/g", "w") as f:
+        await fs.fsync_dir("/")
+        await f.write(data)
+        try:
+            await f.fsync()
+        except OSError as exc:
+            return errno.errorcode[exc.errno or 0]
+    return "ok"
+
+
+def test_a_failed_fsync_loses_the_writes_it_covered_though_reads_show_them_until_a_crash() -> None:
+    node = Node(config=fs.DiskConfig(fsync_error_probability=1.0))
+
+    async def write_then_read() -> tuple[str, bytes]:
+        outcome = await _write_and_fsync(b"acknowledged?")
+        return outcome, await fs.read_file("/g")
+
+    assert node.run(write_then_read()) == ("EIO", b"acknowledged?")
+    assert node.disk.fault_counts["fsync_error"] == 1
+    node.crash()
+    assert node.run(fs.read_file("/g")) == b""
+
+
+def test_a_retried_fsync_succeeds_and_the_data_is_still_lost() -> None:
+    """The fsyncgate trap: the second fsync has nothing left to sync."""
+    config = fs.DiskConfig(fsync_error_probability=0.5)
+
+    async def write_fsync_retry() -> tuple[str, str]:
+        first = await _write_and_fsync(b"v1")
+        async with await fs.open("/g", "r+") as f:
+            try:
+                await f.fsync()
+            except OSError:
+                return first, "EIO"
+        return first, "ok"
+
+    outcomes = {}
+    for seed in range(40):
+        node = Node(seed=seed, config=config)
+        outcome = node.run(write_fsync_retry())
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        if outcome == ("EIO", "ok"):
+            node.crash()
+            assert node.run(fs.read_file("/g")) == b""  # the retry made nothing durable
+        if outcome[0] == "ok":
+            node.crash()
+            assert node.run(fs.read_file("/g")) == b"v1"
+    assert outcomes.get(("EIO", "ok"), 0) >= 5 and outcomes.get(("ok", "ok"), 0) >= 5
+
+
+def test_fsync_errors_are_off_by_default() -> None:
+    node = Node()
+    assert node.run(_write_and_fsync(b"x" * 100)) == "ok"
+    node.crash()
+    assert node.run(fs.read_file("/g")) == b"x" * 100

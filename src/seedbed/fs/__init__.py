@@ -24,8 +24,10 @@ this much with the same calls):
   512 bytes by default), persists. The entropy decides between nothing, the
   whole write and each such prefix. Earlier unsynced writes are lost even if
   the last one persists.
-- Faults, all off by default (`DiskConfig`): EIO on reads and writes, bit
-  flips in data returned by reads, misdirected writes, latency. With
+- Faults, all off by default (`DiskConfig`): EIO on reads and writes, EIO on
+  fsync (the writes it covered are then lost at the next crash, though reads
+  show them until then, and a retried fsync succeeds: only the error says so),
+  bit flips in data returned by reads, misdirected writes, latency. With
   `spare_one_replica`, a shared `FaultCoordinator` keeps every block (path
   and sector index) undamaged on at least one disk.
 

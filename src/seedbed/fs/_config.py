@@ -15,6 +15,7 @@ from seedbed._core.validate import (
 _PROBABILITIES = (
     "read_error_probability",
     "write_error_probability",
+    "fsync_error_probability",
     "corrupt_read_probability",
     "misdirect_write_probability",
 )
@@ -26,6 +27,11 @@ class DiskConfig:
 
     - `read_error_probability`: a read raises `OSError(EIO)`; nothing is returned.
     - `write_error_probability`: a write raises `OSError(EIO)`; nothing is written.
+    - `fsync_error_probability`: an fsync raises `OSError(EIO)`, and the
+      file's writes since its last good fsync never become durable, although
+      reads go on showing them until a crash; a retried fsync then succeeds
+      with nothing left to sync (as on Linux since 4.13, "fsyncgate"). A
+      program must treat a failed fsync as lost data, not retry it.
     - `corrupt_read_probability`: a read silently returns data with one bit
       flipped in one sector of the range read (the stored data is intact: a
       re-read may return it clean).
@@ -48,6 +54,7 @@ class DiskConfig:
 
     read_error_probability: float = 0.0
     write_error_probability: float = 0.0
+    fsync_error_probability: float = 0.0
     corrupt_read_probability: float = 0.0
     misdirect_write_probability: float = 0.0
     latency_min: float = 0.0

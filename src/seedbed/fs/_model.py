@@ -224,6 +224,12 @@ class DiskModel:
             apply(node.durable, op)
         node.pending.clear()
 
+    @staticmethod
+    def lose_pending(node: FileNode) -> None:
+        """A failed fsync: the writes it covered never reach the disk, though the
+        page cache goes on showing them (Linux marks the pages clean)."""
+        node.pending.clear()
+
     # -- crash --------------------------------------------------------------
 
     def crash(self, tear: Tear) -> None:

@@ -21,7 +21,14 @@ from seedbed.fs._coordinator import FaultCoordinator
 from seedbed.fs._file import File, Mode
 from seedbed.fs._model import DiskModel, FileNode, Parts, Write, join, oserror, split_path
 
-FAULT_KINDS = ("read_error", "write_error", "corrupt_read", "misdirect_write", "torn_write")
+FAULT_KINDS = (
+    "read_error",
+    "write_error",
+    "fsync_error",
+    "corrupt_read",
+    "misdirect_write",
+    "torn_write",
+)
 
 
 class SimDisk:
@@ -228,6 +235,12 @@ class SimDisk:
 
     async def fsync(self, file: SimFile) -> None:
         await self._io("fsync", file.path, file.epoch)
+        if self._stream.chance(
+            self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
+        ):
+            self.fault_counts["fsync_error"] += 1
+            self._model.lose_pending(file.node)
+            raise oserror(errno.EIO, file.path)
         self._model.fsync(file.node)
 
     def check_live(self, file: SimFile) -> None:
