@@ -107,7 +107,7 @@ class Handshake:
         fabric.at(back, self._answer, client_end, context=fabric.context)
 
     def _wait_for(self, link: Link) -> None:
-        """The SYN (or its answer) cannot cross `link`: wait for it to open, within the deadline."""
+        """The SYN found `link` (either way) closed: wait for it to open, until the deadline."""
         fabric = self.fabric
         if not self.timing_out:
             self.timing_out = True
