@@ -9,6 +9,13 @@ operations with `Recorder` (or read a history from a file with
     assert verdict, verdict.explain()
 
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
+
+Transactional histories (list-append, rw-register) are checked Elle's way
+with `check_transactions`: dependencies inferred from reads, cycles found in
+the dependency graph, a verdict per consistency model:
+
+    verdict = check_transactions(history, "list-append", consistency="serializable")
+    assert verdict, verdict.explain()
 """
 
 from seedbed.check._history import (
@@ -40,10 +47,30 @@ from seedbed.check._parsers import (
     parse_kv_log,
     read_history,
 )
+from seedbed.check._txn_history import (
+    TXN_MODELS,
+    Txn,
+    TxnHistory,
+    parse_txn_history,
+    read_txn_history,
+    txns_from_history,
+)
+from seedbed.check._txn_infer import Anomaly
+from seedbed.check._txn_verdict import (
+    CONSISTENCY_MODELS,
+    PROHIBITED,
+    TxnOutcome,
+    TxnVerdict,
+    check_transactions,
+)
 
 __all__ = [
+    "CONSISTENCY_MODELS",
     "ILLEGAL",
     "MODELS",
+    "PROHIBITED",
+    "TXN_MODELS",
+    "Anomaly",
     "CasRegister",
     "Event",
     "History",
@@ -55,8 +82,13 @@ __all__ = [
     "Outcome",
     "Recorder",
     "Register",
+    "Txn",
+    "TxnHistory",
+    "TxnOutcome",
+    "TxnVerdict",
     "Verdict",
     "cas_register",
+    "check_transactions",
     "detect_format",
     "kv",
     "linearizable",
@@ -64,7 +96,10 @@ __all__ = [
     "parse_jepsen_log",
     "parse_jsonl",
     "parse_kv_log",
+    "parse_txn_history",
     "read_history",
     "read_jsonl",
+    "read_txn_history",
     "register",
+    "txns_from_history",
 ]
