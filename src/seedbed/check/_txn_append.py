@@ -38,8 +38,16 @@ def infer_list_append(inference: Inference) -> None:
     orders, longest_by = _longest_reads(reads)
     found = inference.direct
     found.extend(_incompatible_reads(reads, orders, longest_by))
+    # Reads that are prefixes of a clean longest read need no element-wise look.
+    suspect = {key for key, order in orders.items() if _unclean(inference, key, order)}
+    intermediate = _intermediate_appends(txns)
     for reader, key, value in reads:
-        found.extend(_read_anomalies(inference, txns[reader], key, value))
+        if not value:
+            continue
+        if key in suspect or orders[key][: len(value)] != value:
+            found.extend(_read_anomalies(inference, txns[reader], key, value))
+        if (key, value[-1]) in intermediate:
+            found.extend(_intermediate_read(inference, reader, key, value))
     for txn in txns:
         if txn.status == "ok":
             found.extend(_internal(txn))
@@ -76,6 +84,48 @@ def _incompatible_reads(
     return found
 
 
+def _unclean(inference: Inference, key: Key, order: tuple[Any, ...]) -> bool:
+    """Whether a key's longest read repeats, or shows a value no committed write made."""
+    txns = inference.history.txns
+    writer = inference.writer
+    if len(set(order)) != len(order):
+        return True
+    for element in order:
+        w = writer.get((key, element))
+        if w is None or txns[w].status == "fail":
+            return True
+    return False
+
+
+def _intermediate_appends(txns: tuple[Txn, ...]) -> set[tuple[Key, Any]]:
+    """(key, value) of every append followed by another of the same transaction to that key."""
+    out = set()
+    for txn in txns:
+        last: dict[Key, Any] = {}
+        for f, key, value in txn.mops:
+            if f != "r":
+                if key in last:
+                    out.add((key, last[key]))
+                last[key] = value
+    return out
+
+
+def _intermediate_read(
+    inference: Inference, reader: int, key: Key, value: tuple[Any, ...]
+) -> list[Anomaly]:
+    last = value[-1]
+    w = inference.writer[(key, last)]
+    if w == reader:
+        return []
+    own = [v for f, k, v in inference.history.txns[w].mops if f != "r" and k == key]
+    text = (
+        f"T{reader} read key {fv(key)} = {fv(value)}, ending in {fv(last)}; "
+        f"T{w} appended {fv(last)} and then {fv(own[own.index(last) + 1])} to it, "
+        f"so T{reader} saw T{w}'s intermediate state"
+    )
+    return [Anomaly("G1b", (w, reader), text)]
+
+
 def _read_anomalies(
     inference: Inference, reader: Txn, key: Key, value: tuple[Any, ...]
 ) -> list[Anomaly]:
@@ -102,23 +152,15 @@ def _read_anomalies(
                 f"appended by T{w}, which failed (aborted)"
             )
             found.append(Anomaly("G1a", (w, reader.id), text))
-    if value:
-        last = value[-1]
-        w = inference.writer.get((key, last))
-        if w is not None and w != reader.id:
-            own = [v for f, k, v in txns[w].mops if f != "r" and k == key]
-            if own[-1] != last:
-                text = (
-                    f"T{reader.id} read key {fv(key)} = {fv(value)}, ending in {fv(last)}; "
-                    f"T{w} appended {fv(last)} and then {fv(own[own.index(last) + 1])} to it, "
-                    f"so T{reader.id} saw T{w}'s intermediate state"
-                )
-                found.append(Anomaly("G1b", (w, reader.id), text))
     return found
 
 
 def _internal(txn: Txn) -> list[Anomaly]:
     """Reads that contradict the transaction's own earlier reads and appends."""
+    appended = {k for f, k, _ in txn.mops if f != "r"}
+    read = [k for f, k, _ in txn.mops if f == "r"]
+    if appended.isdisjoint(read) and len(set(read)) == len(read):
+        return []  # nothing in the transaction constrains its own reads
     found = []
     state: dict[Key, tuple[bool, tuple[Any, ...]]] = {}
     own_at: dict[tuple[Key, Any], int] = {}
@@ -193,6 +235,7 @@ def _order_anomalies(inference: Inference, key: Key, order: tuple[Any, ...]) -> 
 def _add_edges(inference: Inference, reads: list[Read], orders: dict[Key, tuple[Any, ...]]) -> None:
     txns = inference.history.txns
     writer = inference.writer
+    succ = inference.succ
     position: dict[tuple[Key, Any], int] = {}
     for key, order in orders.items():
         for i, element in enumerate(order):
@@ -202,8 +245,9 @@ def _add_edges(inference: Inference, reads: list[Read], orders: dict[Key, tuple[
         last = value[-1] if value else INIT
         readers.setdefault((key, last), []).append(reader)
         w = writer.get((key, last)) if value else None
-        if w is not None and txns[w].status != "fail":
-            inference.add(w, reader, WR)
+        if w is not None and w != reader and txns[w].status != "fail":
+            edges = succ[w]  # inference.add, inlined: this loop runs per read
+            edges[reader] = edges.get(reader, 0) | WR
     for t in inference.nodes:
         for f, key, value in txns[t].mops:
             if f == "r":
@@ -216,7 +260,10 @@ def _add_edges(inference: Inference, reads: list[Read], orders: dict[Key, tuple[
                 before = order[at - 1] if at > 0 else INIT
             inference.prev[(key, value)] = (before,)
             a = None if before is INIT else writer.get((key, before))
-            if a is not None and txns[a].status != "fail":
-                inference.add(a, t, WW)
+            if a is not None and a != t and txns[a].status != "fail":
+                edges = succ[a]
+                edges[t] = edges.get(t, 0) | WW
             for r in readers.get((key, before), ()):
-                inference.add(r, t, RW)
+                if r != t:
+                    edges = succ[r]
+                    edges[t] = edges.get(t, 0) | RW

@@ -42,48 +42,54 @@ Step = tuple[int, int, int]  # (from, to, kind)
 
 
 def strongly_connected(
-    nodes: Iterable[int], succ: Callable[[int], Sequence[int]]
+    nodes: Iterable[int], succ: Callable[[int], Iterable[int]]
 ) -> list[list[int]]:
-    """Tarjan's strongly connected components, iteratively; in a fixed order."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
+    """Tarjan's strongly connected components, iteratively, sinks first, in a fixed order.
+
+    Nodes are small non-negative integers (transaction ids), so the
+    bookkeeping lives in lists rather than dicts: this runs on every history.
+    """
+    order = list(nodes)
+    size = max(order, default=-1) + 1
+    index = [-1] * size
+    low = [0] * size
+    on_stack = bytearray(size)
     stack: list[int] = []
     components: list[list[int]] = []
-    for root in nodes:
-        if root in index:
+    counter = 0
+    for root in order:
+        if index[root] >= 0:
             continue
-        work = [(root, 0)]
-        index[root] = low[root] = len(index)
+        index[root] = low[root] = counter
+        counter += 1
         stack.append(root)
-        on_stack.add(root)
+        on_stack[root] = 1
+        work = [(root, iter(succ(root)))]
         while work:
-            v, i = work[-1]
-            targets = succ(v)
-            if i < len(targets):
-                work[-1] = (v, i + 1)
-                w = targets[i]
-                if w not in index:
-                    index[w] = low[w] = len(index)
+            v, targets = work[-1]
+            for w in targets:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
                     stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, 0))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == index[v]:
-                component = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    component.append(w)
-                    if w == v:
-                        break
-                components.append(component)
+                    on_stack[w] = 1
+                    work.append((w, iter(succ(w))))
+                    break
+                if on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+            else:
+                work.pop()
+                if work and low[v] < low[work[-1][0]]:
+                    low[work[-1][0]] = low[v]
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = 0
+                        component.append(w)
+                        if w == v:
+                            break
+                    components.append(component)
     return components
 
 
@@ -175,21 +181,38 @@ class CycleSearch:
     ``deadline`` (a `time.monotonic` instant).
     """
 
-    def __init__(self, inference: Inference, extra: int, deadline: float | None) -> None:
+    def __init__(self, inference: Inference, extra: int, within: Sequence[int] | None = None) -> None:
         self.inference = inference
         self.extra = extra
-        self.deadline = deadline
+        self.deadline: float | None = None
         mask = WW | WR | RW | extra
-        full = {v: [w for w, k in inference.succ[v].items() if k & mask] for v in inference.nodes}
-        components = strongly_connected(inference.nodes, full.__getitem__)
+        nodes = inference.nodes if within is None else within
+        succ = inference.succ
+        if mask == WW | WR | RW | PROCESS | REALTIME:
+            components = strongly_connected(nodes, lambda v: succ[v])
+        else:
+            inside = set(nodes)
+            full = {v: [w for w, k in succ[v].items() if k & mask and w in inside] for v in nodes}
+            components = strongly_connected(nodes, full.__getitem__)
         self.components = [sorted(c) for c in components if len(c) > 1]
         self.components.sort()
 
     def _late(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
-    def run(self, skip: frozenset[str] = frozenset()) -> dict[str, CycleResult]:
-        """One result per base class: the best over all components."""
+    def members(self) -> list[int]:
+        """Every transaction on some cycle of this graph, in id order."""
+        return sorted(v for component in self.components for v in component)
+
+    def run(
+        self, skip: frozenset[str] = frozenset(), deadline: float | None = None
+    ) -> dict[str, CycleResult]:
+        """One result per base class: the best over all components.
+
+        Shortest-cycle searches stop at ``deadline`` (a `time.monotonic`
+        instant); what the components prove is reported regardless.
+        """
+        self.deadline = deadline
         results = dict.fromkeys(BASE_CLASSES, NONE)
         for component in self.components:
             for base, result in self._component(component, skip).items():

@@ -209,11 +209,13 @@ def add_realtime_edges(inference: Inference) -> None:
     moments.sort()
     frontier: dict[int, None] = {}
     preds: dict[int, tuple[int, ...]] = {}
+    succ = inference.succ
     for index, t in moments:
         if index == txns[t].call:
             preds[t] = tuple(frontier)
             for p in preds[t]:
-                inference.add(p, t, REALTIME)
+                edges = succ[p]
+                edges[t] = edges.get(t, 0) | REALTIME
         else:
             for p in preds.pop(t, ()):
                 frontier.pop(p, None)

@@ -199,10 +199,15 @@ def _cycle_anomalies(
         variants.append((PROCESS, "-process"))
     if realtime:
         variants.append((REALTIME | (PROCESS if process else 0), "-realtime"))
+    # Every variant's graph is a subgraph of the last one: its cycles lie in
+    # that one's components, so on a valid history one pass of Tarjan is all.
+    outer = CycleSearch(inference, variants[-1][0])
+    within = outer.members()
     for extra, suffix in variants:
         now = time.monotonic()
         limit = now + budget if deadline is None else min(deadline, now + budget)
-        results = CycleSearch(inference, extra, limit).run(frozenset(seen))
+        search = outer if extra == variants[-1][0] else CycleSearch(inference, extra, within)
+        results = search.run(frozenset(seen), limit)
         for base, result in results.items():
             if base in seen or result.status == "none":
                 continue
