@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +390,43 @@ def test_cli_exit_codes_json_and_explain(tmp_path: Path) -> None:
     code, _, err = run(str(broken), str(good), "--model", "list-append")
     assert code == 2
     assert "broken.edn:1" in err and "Traceback" not in err
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_worked_example_prints_what_it_shows(tmp_path: Path) -> None:
+    text = README.read_text()
+    section = text[text.index("## Checking transactions") :]
+    blocks = section.split("```")
+    history_text, shown = blocks[1], blocks[3]
+    path = tmp_path / "skew.edn"
+    path.write_text(history_text.lstrip("\n"))
+    command = shown.splitlines()[1]
+    args = command.split()[3:]
+    assert args[0] == "skew.edn"
+    code, out, _ = run(str(path), *args[1:])
+    assert code == 1
+    expected = [line.replace("skew.edn", str(path), 1) for line in shown.splitlines()[2:]]
+    mask = re.compile(r"\(\d+\.\d+ s\)")
+    assert [mask.sub("(s)", line) for line in out.splitlines()] == [
+        mask.sub("(s)", line) for line in expected
+    ]
+
+
+def test_out_of_time_still_decides_what_components_prove(tmp_path: Path) -> None:
+    h = history(
+        ok(1, ["r", "x", []], ["append", "y", 1]),
+        ok(2, ["r", "y", []], ["append", "x", 1]),
+        sequential=False,
+    )
+    verdict = check_transactions(h, consistency="snapshot-isolation", timeout=0)
+    assert verdict.outcome == "unknown"
+    assert verdict.anomaly_names() == ["G2"]
+    assert verdict.models["serializable"] == "ruled-out"
+    assert "G-nonadjacent" in verdict.undecided
+    path = tmp_path / "skew.jsonl"
+    path.write_text(h.to_jsonl())
+    flags = ("--model", "list-append", "--timeout", "0")
+    assert run(str(path), *flags, "--consistency", "snapshot-isolation")[0] == 3
+    assert run(str(path), *flags, "--consistency", "serializable")[0] == 1

@@ -12,8 +12,9 @@ Existence is decided in linear time from strongly connected components
 - G0 exists iff the ``ww`` graph has a component of two or more;
 - G1c iff some ``wr`` edge joins two transactions of one component of the
   ``ww``/``wr`` graph; G-single likewise for an ``rw`` edge;
-- a component of the whole graph with none of those has a cycle whose every
-  path back through an ``rw`` edge uses another ``rw``: a G2-item.
+- a component of the whole graph with none of those still has cycles,
+  each with two or more ``rw`` edges: G-nonadjacent or G2-item, or, when
+  the searches below cannot tell which in time, G2.
 
 Those proofs need no search. The *shortest* cycle of each class is then
 sought by breadth-first search from each candidate edge until the time
@@ -34,7 +35,7 @@ from typing import Final
 
 from seedbed.check._txn_infer import PROCESS, REALTIME, RW, WR, WW, Inference
 
-BASE_CLASSES: Final = ("G0", "G1c", "G-single", "G-nonadjacent", "G2-item")
+BASE_CLASSES: Final = ("G0", "G1c", "G-single", "G-nonadjacent", "G2-item", "G2")
 NON_RW_ORDER: Final = (WW, WR, PROCESS, REALTIME)
 MAX_REACH: Final = 20_000  # component size up to which reachability is exact
 MAX_TRIES: Final = 100  # candidate edges tried for a shorter cycle once one is found
@@ -181,7 +182,9 @@ class CycleSearch:
     ``deadline`` (a `time.monotonic` instant).
     """
 
-    def __init__(self, inference: Inference, extra: int, within: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, inference: Inference, extra: int, within: Sequence[int] | None = None
+    ) -> None:
         self.inference = inference
         self.extra = extra
         self.deadline: float | None = None
@@ -237,6 +240,12 @@ class CycleSearch:
             else:
                 proved = adjacent and only_multi and out["G-nonadjacent"].status == "none"
                 out[base] = self._multi_rw(members, whole, adjacent, proved)
+        # Cycles exist and each has two or more rw edges, but neither search
+        # finished: G2 (a G-nonadjacent or a G2-item; which one is undecided).
+        multi = (out["G-nonadjacent"].status, out["G2-item"].status)
+        known = skip & {"G-nonadjacent", "G2-item", "G2"}  # found in a weaker graph
+        undecided = only_multi and not known and all(s in ("none", "unknown") for s in multi)
+        out["G2"] = CycleResult("proved", (), len(members)) if undecided else NONE
         return out
 
     def _closed(self, members: list[int], mask: int, exists_only: bool) -> CycleResult:

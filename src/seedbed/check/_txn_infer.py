@@ -141,10 +141,10 @@ class Inference:
                 f"T{a} read key {format_value(key)} = {format_value(read)}, "
                 f"a version T{b}'s write of {format_value(value)} came after"
             )
-        after = "as its first element" if p is INIT else f"right after {format_value(p)}"
+        after = "became its first element" if p is INIT else f"came right after {format_value(p)}"
         return (
             f"T{a} read key {format_value(key)} = {format_value(read)}, without "
-            f"T{b}'s append of {format_value(value)}, which came {after}"
+            f"T{b}'s append of {format_value(value)}, which {after}"
         )
 
 

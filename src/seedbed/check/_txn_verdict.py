@@ -10,13 +10,18 @@ models they rule out, following Adya's definitions as Elle does:
 - read committed (PL-2): those, G1a, G1b, G1c, dirty updates,
   incompatible orders (a dirty read, per Elle), future reads (a G1c);
 - repeatable read (PL-2.99): read committed's, G-single, G-nonadjacent,
-  G2-item (any cycle through an anti-dependency on items);
+  G2-item, and G2 (a cycle of two or more rw edges whose class the time
+  budget left undecided): any cycle through an anti-dependency on items;
 - snapshot isolation: read committed's, internal, G-single, G-nonadjacent
   (it allows only cycles with two adjacent rw edges: write skew);
 - serializable (PL-3): repeatable read's and snapshot isolation's: any cycle;
 - strong snapshot isolation: snapshot isolation's and the ``-process`` and
   ``-realtime`` forms of G0, G1c, G-single and G-nonadjacent;
 - strict serializable: serializable's and every ``-process``/``-realtime`` form.
+
+Our G2-item is a cycle with two adjacent rw edges (write skew, the one kind
+snapshot isolation allows) and G-nonadjacent one whose rw edges are all
+apart; Adya's G2-item includes both, and G-single, as Elle's does.
 
 A cycle class is reported in its weakest form only: a G-single is not
 reported again as G-single-realtime (which it implies).
@@ -38,7 +43,7 @@ from seedbed.errors import UsageError
 
 _RU: Final = frozenset({"G0", "garbage-read", "duplicate-append", "cyclic-versions"})
 _RC: Final = _RU | {"G1a", "G1b", "G1c", "dirty-update", "incompatible-order", "future-read"}
-_RR: Final = _RC | {"G-single", "G-nonadjacent", "G2-item"}
+_RR: Final = _RC | {"G-single", "G-nonadjacent", "G2-item", "G2"}
 _SI: Final = _RC | {"internal", "G-single", "G-nonadjacent"}
 _SER: Final = _RR | _SI
 
@@ -174,6 +179,9 @@ def check_transactions(
     cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)
     anomalies.extend(cycles)
     models = _model_status({a.name for a in anomalies}, set(undecided))
+    # An undecided class matters only where no other anomaly settled the model.
+    open_models = [m for m, status in models.items() if status == "unknown"]
+    undecided = [u for u in undecided if any(u in PROHIBITED[m] for m in open_models)]
     statuses = {models[m] for m in wanted}
     outcome = (
         TxnOutcome.INVALID
