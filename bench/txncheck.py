@@ -12,7 +12,8 @@ Cases, each in a fresh interpreter so that its peak memory is its own:
   executed one at a time against a model, 16 clients whose invoke/complete
   windows overlap their neighbours'. Timed from the in-memory `History`.
 
-Each line gives seconds, transactions per second, peak memory (max RSS of
+Each line gives seconds (wall and CPU: on a shared machine the CPU time is
+the steadier figure), transactions per second, peak memory (max RSS of
 the case's process), the verdict, and the ratio to a baseline measured in the
 same process: ``json.loads`` of every transaction's micro-ops as one JSON
 document (one C-speed pass over the same data: a yardstick for this
@@ -82,17 +83,17 @@ def run_case(name: str, data: Path) -> dict[str, Any]:
 
     if name == "huge-scc":
         path = data / "huge-scc.edn"
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         verdict = check_transactions(read_txn_history(path, "list-append"))
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         correct = {"G-single-realtime", "G2-item-realtime"} <= set(verdict.anomaly_names())
         correct = correct and verdict.models["serializable"] == "ok"
     else:
         _, n, k = name.split("-")
         history = History(generate(int(n), int(k)))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         verdict = check_transactions(history)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         correct = bool(verdict)
     assert verdict.inference is not None
     text = json.dumps([[list(m) for m in t.mops] for t in verdict.inference.history.txns])
@@ -104,6 +105,7 @@ def run_case(name: str, data: Path) -> dict[str, Any]:
         "case": name,
         "txns": verdict.transactions,
         "seconds": seconds,
+        "cpu": cpu,
         "baseline": baseline,
         "peak_mb": peak,
         "verdict": f"{verdict.outcome} {','.join(verdict.anomaly_names()) or '-'}",
@@ -128,7 +130,10 @@ def main() -> int:
     else:
         print(f"huge-scc skipped: {args.data / 'huge-scc.edn'} absent")
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    print(f"{'case':<18}{'txns':>8}{'seconds':>9}{'txns/s':>9}{'x json':>8}{'peak MB':>9}  verdict")
+    print(
+        f"{'case':<18}{'txns':>8}{'seconds':>9}{'cpu s':>8}{'txns/s':>9}{'x json':>8}"
+        f"{'peak MB':>9}  verdict"
+    )
     wrong = False
     for case in cases:
         out = subprocess.run(
@@ -141,7 +146,7 @@ def main() -> int:
         ratio = r["seconds"] / r["baseline"]
         flag = "" if r["correct"] else "  WRONG"
         print(
-            f"{case:<18}{r['txns']:>8}{r['seconds']:>9.2f}{rate:>9.0f}{ratio:>8.1f}"
+            f"{case:<18}{r['txns']:>8}{r['seconds']:>9.2f}{r['cpu']:>8.2f}{rate:>9.0f}{ratio:>8.1f}"
             f"{r['peak_mb']:>9.0f}  {r['verdict']}{flag}"
         )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")

@@ -242,6 +242,17 @@ def test_rw_register_anomalies() -> None:
     assert check_transactions(valid, "rw-register")
 
 
+def test_rw_register_cyclic_versions_and_internal() -> None:
+    cyclic = history(
+        ok(1, ["r", "x", 1], ["w", "x", 2]),
+        ok(2, ["r", "x", 2], ["w", "x", 1]),
+        sequential=False,
+    )
+    assert "cyclic-versions" in names(cyclic, "rw-register")
+    internal = history(ok(1, ["w", "x", 1], ["r", "x", None]))
+    assert names(internal, "rw-register") == {"internal"}
+
+
 def test_rw_register_refuses_appends() -> None:
     with pytest.raises(HistoryError, match="not allowed in rw-register"):
         check_transactions(history(ok(1, ["append", "x", 1])), "rw-register")

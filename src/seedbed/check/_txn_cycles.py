@@ -312,13 +312,16 @@ class CycleSearch:
             if self._late() or (best and tried >= MAX_TRIES):
                 complete = complete and bool(best)
                 break
-            steps = _product_bfs(self.inference, view, a, b, adjacent, WW | WR | self.extra)
-            if steps is None:
+            walk = _product_bfs(self.inference, view, a, b, adjacent, WW | WR | self.extra)
+            if walk is None:
                 continue
-            if len({v for v, _, _ in steps}) != len(steps):
-                complete = False  # a closed walk, not a cycle: undecided from this edge
-            elif not best or len(steps) < len(best):
-                best = steps
+            wanted = "G2-item" if adjacent else "G-nonadjacent"
+            cycles = [c for c in _simple_cycles(walk) if classify(c).startswith(wanted)]
+            if not cycles:
+                complete = False  # a closed walk whose cycles are of other classes
+            for steps in cycles:
+                if not best or len(steps) < len(best):
+                    best = steps
         if best:
             return CycleResult("found", best, len(members))
         if proved:
@@ -329,6 +332,23 @@ class CycleSearch:
         if best:
             return CycleResult("found", best, size)
         return CycleResult("proved", (proof,) if proof else (), size)
+
+
+def _simple_cycles(walk: tuple[Step, ...]) -> list[tuple[Step, ...]]:
+    """The simple cycles a closed walk splits into at its repeated transactions."""
+    pending, cycles = [walk], []
+    while pending:
+        steps = pending.pop()
+        first: dict[int, int] = {}
+        for i, (v, _, _) in enumerate(steps):
+            if v in first:
+                j = first[v]
+                pending += [steps[j:i], steps[:j] + steps[i:]]
+                break
+            first[v] = i
+        else:
+            cycles.append(steps)
+    return cycles
 
 
 def _better(new: CycleResult, old: CycleResult) -> bool:
