@@ -401,6 +401,8 @@ def test_cli_exit_codes_json_and_explain(tmp_path: Path) -> None:
     code, _, err = run(str(broken), str(good), "--model", "list-append")
     assert code == 2
     assert "broken.edn:1" in err and "Traceback" not in err
+    code, _, err = run(str(good), "--model", "register", "--consistency", "serializable")
+    assert code == 2 and "--consistency applies to" in err
 
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -441,3 +443,14 @@ def test_out_of_time_still_decides_what_components_prove(tmp_path: Path) -> None
     flags = ("--model", "list-append", "--timeout", "0")
     assert run(str(path), *flags, "--consistency", "snapshot-isolation")[0] == 3
     assert run(str(path), *flags, "--consistency", "serializable")[0] == 1
+
+
+def test_twelve_thousand_transaction_cycle_needs_no_recursion() -> None:
+    n = 12_000
+    chain = [ok(0, ["append", "x", 1])]
+    chain += [ok(0, ["append", f"k{i}", 1]) for i in range(1, n - 1)]
+    chain.append(ok(0, ["r", "x", []]))
+    verdict = check_transactions(history(*chain), search_seconds=120)
+    assert verdict.anomaly_names() == ["G-single-process"]
+    cycle = verdict.anomalies[0]
+    assert len(cycle.steps) == n and not cycle.proved_only

@@ -105,6 +105,9 @@ def check_history(
     checked for anomalies against --consistency; --explain prints each
     anomaly's transactions and cycle.
     """
+    if consistency and model_name not in TXN_MODELS:
+        click.echo("error: --consistency applies to --model list-append or rw-register", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     outcomes: set[Outcome] = set()
     bad_input = False
     for path in files:

@@ -162,10 +162,13 @@ def check_transactions(
     """Check a transaction history against consistency models.
 
     ``history`` is a `TxnHistory` or a `History` of ``f="txn"`` operations
-    (what the `Recorder` writes), read as ``model``. The search for short
-    cycles stops after ``search_seconds`` per graph variant and at
-    ``timeout`` overall; anomalies whose existence is proved are reported
-    either way, so only classes needing a long search can stay undecided.
+    (what the `Recorder` writes), read as ``model``. ``realtime`` and
+    ``process`` add those edges (needed by the strong models). The search
+    for short cycles stops after ``search_seconds`` per graph variant and at
+    ``timeout`` (seconds of `time.monotonic`, so call it outside a
+    simulation); anomalies whose existence is proved are reported either
+    way, so only G-nonadjacent (and hence snapshot isolation) can stay
+    undecided. Which cycle is shown for a class can depend on the budget.
     """
     began = time.monotonic()
     wanted = (consistency,) if isinstance(consistency, str) else tuple(consistency)
@@ -182,18 +185,17 @@ def check_transactions(
     # An undecided class matters only where no other anomaly settled the model.
     open_models = [m for m, status in models.items() if status == "unknown"]
     undecided = [u for u in undecided if any(u in PROHIBITED[m] for m in open_models)]
-    statuses = {models[m] for m in wanted}
-    outcome = (
-        TxnOutcome.INVALID
-        if "ruled-out" in statuses
-        else TxnOutcome.UNKNOWN
-        if "unknown" in statuses
-        else TxnOutcome.VALID
-    )
+    outcome = _outcome({models[m] for m in wanted})
     seconds = time.monotonic() - began
     return TxnVerdict(
         outcome, tuple(anomalies), models, wanted, seconds, len(txns), tuple(undecided), inference
     )
+
+
+def _outcome(statuses: set[str]) -> TxnOutcome:
+    if "ruled-out" in statuses:
+        return TxnOutcome.INVALID
+    return TxnOutcome.UNKNOWN if "unknown" in statuses else TxnOutcome.VALID
 
 
 def _cycle_anomalies(
