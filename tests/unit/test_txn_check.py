@@ -454,3 +454,23 @@ def test_twelve_thousand_transaction_cycle_needs_no_recursion() -> None:
     assert verdict.anomaly_names() == ["G-single-process"]
     cycle = verdict.anomalies[0]
     assert len(cycle.steps) == n and not cycle.proved_only
+
+
+def test_components_too_big_for_bit_sets_are_searched_instead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import seedbed.check._txn_cycles as cycles
+
+    monkeypatch.setattr(cycles, "MAX_REACH", 1)
+    skew = history(
+        ok(1, ["r", "y", []], ["r", "z", [1]]),
+        ok(2, ["append", "y", 1], ["append", "z", 1]),
+        sequential=False,
+    )
+    assert names(skew) == {"G-single"}
+    write_skew = history(
+        ok(1, ["r", "x", []], ["append", "y", 1]),
+        ok(2, ["r", "y", []], ["append", "x", 1]),
+        sequential=False,
+    )
+    assert names(write_skew) == {"G2-item"}

@@ -271,10 +271,12 @@ class CycleSearch:
             (a, b)
             for a in view.members
             for b, k in sorted(self.inference.succ[a].items())
-            if k & kind and b in view.succ and reach.reaches(b, a)
+            if k & kind and b in view.succ and (not reach.exact or reach.reaches(b, a))
         ]
+        if not reach.exact:
+            return self._search_only(members, view, kind, candidates)
         if not candidates:
-            return NONE if reach.exact else CycleResult("unknown")
+            return NONE
         best: tuple[Step, ...] = ()
         for a, b in [] if exists_only else candidates:
             if self._late() or len(best) == 2:
@@ -283,6 +285,22 @@ class CycleSearch:
             if path is not None and (not best or len(path) < len(best)):
                 best = self._label([a, *path[:-1]], view.mask, kind)
         return self._result(best, len(members), (*candidates[0], kind))
+
+    def _search_only(
+        self, members: list[int], view: _View, kind: int, candidates: list[tuple[int, int]]
+    ) -> CycleResult:
+        """Too big for exact reachability: search each candidate edge until the deadline."""
+        for number, (a, b) in enumerate(candidates):
+            if self._late():
+                return CycleResult("unknown")
+            path = _bfs_path(view, [b], a)
+            if path is not None:
+                return CycleResult(
+                    "found", self._label([a, *path[:-1]], view.mask, kind), len(members)
+                )
+            if number + 1 == len(candidates):
+                return NONE
+        return NONE
 
     def _label(self, nodes: list[int], allowed: int, first: int | None) -> tuple[Step, ...]:
         """The cycle through ``nodes`` (closing back to the first), each edge's kind chosen."""
