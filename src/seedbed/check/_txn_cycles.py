@@ -6,12 +6,17 @@ them adjacent is G-nonadjacent, otherwise G2-item. A cycle that needs a
 ``realtime`` edge takes the suffix ``-realtime``; one that needs a
 ``process`` edge (and no realtime one) ``-process``.
 
-Existence is decided in linear time from strongly connected components
-(iterative Tarjan, so 100,000 transactions never meet a recursion limit):
+Existence is decided from strongly connected components (iterative
+Tarjan, so 100,000 transactions never meet a recursion limit), the real-time
+and process variants only inside the components of the widest graph:
 
 - G0 exists iff the ``ww`` graph has a component of two or more;
 - G1c iff some ``wr`` edge joins two transactions of one component of the
-  ``ww``/``wr`` graph; G-single likewise for an ``rw`` edge;
+  ``ww``/``wr`` graph;
+- G-single iff some ``rw`` edge a -> b has b reaching a in the ``ww``/``wr``
+  graph: reachability between its components as bit sets (Python ints),
+  one per component, up to ``MAX_REACH`` transactions per component; past
+  that, each candidate edge is searched until the time budget;
 - a component of the whole graph with none of those still has cycles,
   each with two or more ``rw`` edges: G-nonadjacent or G2-item, or, when
   the searches below cannot tell which in time, G2.

@@ -41,7 +41,6 @@ WR: Final = 2
 RW: Final = 4
 REALTIME: Final = 8
 PROCESS: Final = 16
-DATA: Final = WW | WR | RW
 KIND_NAMES: Final = {WW: "ww", WR: "wr", RW: "rw", REALTIME: "realtime", PROCESS: "process"}
 INIT: Final[Any] = object()  # the initial state of a key, before any write
 
@@ -93,10 +92,6 @@ class Inference:
         if a != b:
             edges = self.succ[a]
             edges[b] = edges.get(b, 0) | kind
-
-    def edge_count(self) -> int:
-        """How many (source, target) pairs have at least one edge."""
-        return sum(len(s) for s in self.succ)
 
     def explain(self, a: int, b: int, kind: int) -> str:
         """Why edge ``a -> b`` of ``kind`` holds, in words a reader can check."""
@@ -234,8 +229,3 @@ def add_process_edges(inference: Inference) -> None:
             inference.add(before, t, PROCESS)
         if txn.status == "ok":
             last[txn.process] = t
-
-
-def describe(inference: Inference, t: int) -> str:
-    """One transaction, for an explanation."""
-    return inference.history.txns[t].describe()
