@@ -5,7 +5,9 @@ time against a model, their invoke/complete windows overlapping around that
 order) and arbitrary ones (reads of any values, in any order, garbage
 included), are judged both by `check_transactions` and by trying every
 serial order of the committed transactions, each ``info`` one committed or
-not. The two must agree on every history.
+not. The two must agree on every history. For rw-register, whose version
+orders reads reveal only in part, every anomaly the checker reports must be
+real (no serial order exists).
 """
 
 from __future__ import annotations
