@@ -159,3 +159,28 @@ def test_unknown_fields_and_kinds_are_ignored(tmp_path: Path) -> None:
 def test_results_error_is_raised_for_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="no such file"):
         read_results(tmp_path / "nothing.jsonl")
+
+
+@pytest.mark.parametrize(
+    "seeds",
+    [
+        [],  # a sweep that has not finished a seed yet
+        [{"seed": 5, "status": "pass", "wall_time": 0.0, "virtual_time": 0.0}],
+        [
+            {"seed": s, "status": "timeout", "wall_time": 30.0, "bucket": "timeout: <n> s"}
+            for s in (1, 2)
+        ],
+    ],
+)
+def test_tiny_and_degenerate_files_still_make_a_page(
+    tmp_path: Path, seeds: list[dict[str, Any]]
+) -> None:
+    path = tmp_path / "results.jsonl"
+    lines = [{"kind": "header", "version": 1, "target": "a:b"}]
+    lines += [{"kind": "seed", **seed} for seed in seeds]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    aggregate = write_report(path, tmp_path / "out.html")
+    page = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert aggregate.total == len(seeds)
+    assert f'data-stat="seeds"><div class="value">{len(seeds)}</div>' in page
+    assert page.count("<svg") == 3

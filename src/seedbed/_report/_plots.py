@@ -19,7 +19,7 @@ from seedbed._report._aggregate import Aggregate
 
 WIDTH, HEIGHT = 640, 240
 WIDE = 1120  # the seed-range plot spans the page
-LEFT, RIGHT, TOP, BOTTOM = 56, 14, 14, 44
+LEFT, RIGHT, TOP, BOTTOM = 56, 14, 14, 48
 STATUS_CLASSES = ("pass", "fail", "crash", "timeout")
 
 
@@ -53,7 +53,8 @@ def failures_by_seed_range(aggregate: Aggregate, bins: int = 100) -> str:
         tooltip = f"seeds {first:,}-{first + width - 1:,}: {failed:,} failed of {sum(tally):,}"
         segments = tuple((tally[code], STATUS_CLASSES[code]) for code in (1, 2, 3))
         bars.append(Bar(tooltip, segments))
-    labels = (f"{int(low):,}", f"{int(high):,}")
+    span = count * width
+    labels = [f"{int(low + span * q):,}" for q in (0, 0.25, 0.5, 0.75)] + [f"{int(high):,}"]
     return _chart(bars, labels, "failing seeds", "seed", width=WIDE)
 
 
@@ -91,7 +92,8 @@ def _histogram(values: Sequence[float], bins: int, y_label: str, x_label: str, u
         Bar(f"{_number(edges[i])}{unit}-{_number(edges[i + 1])}{unit}: {n:,} seeds", ((n, "bin"),))
         for i, n in enumerate(counts)
     ]
-    labels = (f"{_number(edges[0])}{unit}", f"{_number(edges[-1])}{unit}")
+    quarters = [edges[round(q * (len(edges) - 1))] for q in (0, 0.25, 0.5, 0.75, 1)]
+    labels = [f"{_number(edge)}{unit}" for edge in quarters]
     scale = " (log scale)" if logarithmic else ""
     return _chart(bars, labels, y_label, x_label + scale)
 
@@ -107,7 +109,7 @@ def _edges(low: float, high: float, bins: int, *, logarithmic: bool) -> list[flo
 
 
 def _chart(
-    bars: list[Bar], labels: tuple[str, str], y_label: str, x_label: str, *, width: int = WIDTH
+    bars: list[Bar], labels: list[str], y_label: str, x_label: str, *, width: int = WIDTH
 ) -> str:
     """A bar chart with a y axis of round ticks; bars fill the plot area's width."""
     tallest = max((bar.height for bar in bars), default=0)
@@ -133,7 +135,7 @@ def _chart(
 
 
 def _axes(
-    top: int, plot_w: float, plot_h: float, y_label: str, x_label: str, labels: tuple[str, str]
+    top: int, plot_w: float, plot_h: float, y_label: str, x_label: str, labels: list[str]
 ) -> str:
     parts = []
     for i in range(5):
@@ -145,10 +147,13 @@ def _axes(
         parts.append(f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">'
                      f"{_number(value)}</text>")  # fmt: skip
     base = TOP + plot_h
-    parts.append(f'<text class="tick" x="{LEFT}" y="{base + 16}">{escape(labels[0])}</text>')
-    parts.append(f'<text class="tick" x="{LEFT + plot_w}" y="{base + 16}" text-anchor="end">'
-                 f"{escape(labels[1])}</text>")  # fmt: skip
-    parts.append(f'<text class="label" x="{LEFT + plot_w / 2}" y="{base + 32}" '
+    last = len(labels) - 1
+    for index, label in enumerate(labels):  # evenly spaced along the axis, ends flush
+        anchor = "start" if index == 0 else "end" if index == last else "middle"
+        x = LEFT + plot_w * index / max(last, 1)
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{base + 16}" text-anchor="{anchor}">'
+                     f"{escape(label)}</text>")  # fmt: skip
+    parts.append(f'<text class="label" x="{LEFT + plot_w / 2}" y="{base + 37}" '
                  f'text-anchor="middle">{escape(x_label)}</text>')  # fmt: skip
     parts.append(f'<text class="label" transform="translate(13 {TOP + plot_h / 2}) rotate(-90)" '
                  f'text-anchor="middle">{escape(y_label)}</text>')  # fmt: skip

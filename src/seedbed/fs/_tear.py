@@ -14,8 +14,10 @@ Two models, chosen by `DiskConfig.tear_model`:
 
 Every choice is a labelled draw ("disk n1 torn /wal sector 3" is 1 when that
 sector did not get its new bytes, then "... sector 3 garbage" says whether it
-holds garbage or its old bytes), so the trace tells each sector's fate. A
-crash is rare next to writes: none of this runs on the write path.
+holds garbage or its old bytes), so the trace tells each sector's fate. With
+`spare_one_replica`, a tear the `FaultCoordinator` refuses leaves the sector
+its new bytes and counts as "vetoed" in `SimDisk.fault_counts`. A crash is
+rare next to writes: none of this runs on the write path.
 """
 
 from __future__ import annotations
