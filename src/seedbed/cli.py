@@ -172,9 +172,11 @@ def sweep(
 
 
 def _register_commands() -> None:
+    from seedbed._report._command import report
     from seedbed.check._cli import check_history
 
     cli.add_command(check_history)
+    cli.add_command(report)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from seedbed import ClockConfig, DiskConfig, LoopConfig, NetworkConfig
 from seedbed._core.validate import (
     check_at_least,
     check_bool,
+    check_choice,
     check_fraction,
     check_positive_int,
     check_probability,
@@ -47,6 +48,10 @@ def _bool(value: object) -> None:
     check_bool("Cfg", "timeout", value)
 
 
+def _choice(value: object) -> None:
+    check_choice("Cfg", "timeout", value, ("sector", "prefix"))
+
+
 def _refused(check: Callable[[object], None], value: object) -> str:
     with pytest.raises(UsageError) as info:
         check(value)
@@ -62,6 +67,7 @@ def _refused(check: Callable[[object], None], value: object) -> str:
         (_fraction, [0, 1e-4, 0.4999]),
         (_positive_int, [1, 512, 1 << 40]),
         (_bool, [True, False]),
+        (_choice, ["sector", "prefix"]),
     ],
 )
 def test_allowed_values_pass(check: Callable[[object], None], good: list[object]) -> None:
@@ -78,6 +84,7 @@ def test_allowed_values_pass(check: Callable[[object], None], good: list[object]
         (_fraction, [True, False, NAN, INF, -1e-4, 0.5, 1]),
         (_positive_int, [True, False, 0, -1, 512.0, "1", None]),
         (_bool, [0, 1, "no", None]),
+        (_choice, ["Sector", "", None, 1, ("sector",)]),
     ],
 )
 def test_refused_values_give_one_line_naming_setting_and_value(
@@ -113,6 +120,10 @@ def test_a_bound_by_another_setting_names_both() -> None:
         (ClockConfig, "drift_max", 0.5),
         (DiskConfig, "corrupt_read_probability", 1.5),
         (DiskConfig, "sector_size", 0),
+        (DiskConfig, "torn_sector_probability", -0.5),
+        (DiskConfig, "torn_garbage_probability", NAN),
+        (DiskConfig, "torn_keep_length_probability", True),
+        (DiskConfig, "tear_model", "per-write"),
         (NetworkConfig, "loss_probability", NAN),
         (NetworkConfig, "stream_chunk_max", 1.0),
     ],

@@ -50,6 +50,12 @@ def check_bool(owner: str, name: str, value: object) -> None:
         _refuse(owner, name, value, "a bool")
 
 
+def check_choice(owner: str, name: str, value: object, choices: tuple[str, ...]) -> None:
+    """A named mode: one of a few strings, spelled exactly."""
+    if not (isinstance(value, str) and value in choices):
+        _refuse(owner, name, value, "one of " + ", ".join(repr(choice) for choice in choices))
+
+
 def check_at_least(owner: str, name: str, value: float, floor_name: str, floor: float) -> None:
     """One setting bounded by another (a max by its min); both checked before."""
     if value < floor:

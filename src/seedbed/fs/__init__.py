@@ -18,12 +18,36 @@ this much with the same calls):
   atomic: after a crash a name refers to the old file or the new one, never
   to a mix; once its directory is fsynced, the rename has happened.
 - Reads see every write made so far, synced or not (a page cache).
-- A crash keeps everything durable and drops everything volatile, with one
-  exception: the last unsynced write to each file that survives may be torn:
-  a prefix of it, ending on a sector boundary (`DiskConfig.sector_size`,
-  512 bytes by default), persists. The entropy decides between nothing, the
-  whole write and each such prefix. Earlier unsynced writes are lost even if
-  the last one persists.
+- A crash keeps everything durable and settles what is volatile (the
+  default `DiskConfig`, `tear_model="sector"`). Fsynced data is never
+  touched: not the bytes of an fsynced write, not the fsynced bytes that
+  share a sector with an unsynced write. Each sector
+  (`DiskConfig.sector_size`, 512 bytes by default) that an unsynced write
+  touched settles on its own, each choice drawn from the seed and labelled
+  ("disk n1 torn /wal sector 3", then "... garbage"), so the trace tells
+  each sector's fate:
+  - it holds its new bytes (the kernel wrote the dirty page back before the
+    power went: writeback happens page by page, in no promised order);
+  - it keeps its old bytes, zeros past the old end of file
+    (`torn_sector_probability`, 1/2 by default: the page was never written
+    back; drives only promise single-sector atomicity, so one multi-sector
+    write can land in part);
+  - or it holds garbage where the unsynced writes put bytes
+    (`torn_garbage_probability`, 1/10 of those: a sector being written as
+    the power failed, a drive without power-loss protection, or a new block
+    of a file system in writeback mode exposing stale contents).
+  Then the file's length (when it matters) either keeps the full extent of
+  its unsynced writes and truncations, so lost sectors read as zeros, stale
+  bytes or garbage inside the file (`torn_keep_length_probability`, 1/2:
+  the size reached the journal before the data, as in ext4 `data=writeback`
+  or XFS), or is cut back to end at the last sector that made it, never
+  below the durable length (ext4 `data=ordered`, which commits a new size
+  only after its data). An unsynced truncation is such a length: the
+  classic zero-length file after a crash that "w" and rewrite invite.
+  A record whose length survived may therefore hold zeros or garbage: only
+  a checksum per record tells. `tear_model="prefix"` restores seedbed 0.1's
+  model: only the last unsynced write can survive, as a prefix ending on a
+  sector boundary, and earlier unsynced writes are lost.
 - Faults, all off by default (`DiskConfig`): EIO on reads and writes, EIO on
   fsync (the writes it covered are then lost at the next crash, though reads
   show them until then, and a retried fsync succeeds: only the error says so),

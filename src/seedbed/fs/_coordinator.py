@@ -9,10 +9,11 @@ coordinator among the disks of a simulation, and disks configured with
 "The same block" is one path, as the nodes name it, and one sector index
 (offset // sector_size): replicas are expected to keep their data under the
 same paths on their own disks. Damage is corrupting a read, misdirecting a
-write (both the sectors aimed at and the sectors hit), or tearing a write on
-a crash. The guarantee: for any block, of the N disks that now have a file
-at that path, at most N-1 were ever damaged there. Disks without the file
-(a client's disk, a replica that has not created it yet) do not count, so
+write (both the sectors aimed at and the sectors hit), or leaving a sector
+of an unsynced write with old bytes or garbage at a crash. The guarantee:
+for any block, of the N disks that now have a file at that path, at most
+N-1 were ever damaged there. Disks without the file (a client's disk, a
+replica that has not created it yet) do not count, so
 the first disk to create a file is not damaged there until another has it.
 
 The record only grows: a block once damaged on a disk counts as damaged

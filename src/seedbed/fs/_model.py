@@ -8,9 +8,9 @@ fsync, as the disk will record them. A directory keeps `entries`, the names
 processes see, and `durable_entries`, the names as of its last fsync.
 
 A crash rebuilds the namespace from the root through durable entries only,
-forgets every node it cannot reach, and resets each surviving file to its
-durable contents, plus the prefix of its last pending write that the caller
-decides survived.
+forgets every node it cannot reach, and resets each surviving file to the
+contents the caller settles on from its durable bytes and pending writes
+(see `_tear`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class DirNode:
 
 
 Node = FileNode | DirNode
-Tear = Callable[[FileNode, Write], int]  # how many bytes of the last pending write survive
+Settle = Callable[[FileNode], bytearray]  # a file's contents after a crash
 
 
 def apply(buffer: bytearray, op: Write | Truncate) -> None:
@@ -232,8 +232,8 @@ class DiskModel:
 
     # -- crash --------------------------------------------------------------
 
-    def crash(self, tear: Tear) -> None:
-        """Lose everything volatile. `tear` says how much of each last pending write persists."""
+    def crash(self, settle: Settle) -> None:
+        """Lose everything volatile. `settle` says what each surviving file then holds."""
         reachable = self._durable_tree()
         for number in list(self._nodes):
             if number not in reachable:
@@ -244,12 +244,7 @@ class DiskModel:
                 node.entries = dict(node.durable_entries)
                 continue
             node.path = reachable[number]
-            contents = bytearray(node.durable)
-            last = node.pending[-1] if node.pending else None
-            if isinstance(last, Write):
-                kept = tear(node, last)
-                if kept:
-                    apply(contents, Write(last.offset, last.data[:kept]))
+            contents = settle(node)
             node.data = contents
             node.durable = bytearray(contents)
             node.pending.clear()

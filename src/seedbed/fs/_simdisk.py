@@ -1,9 +1,9 @@
 """`SimDisk`: one node's simulated disk: latency, faults and crashes over `DiskModel`.
 
 Every choice is drawn from the disk's entropy stream with a label naming the
-disk, the fault and the path ("disk n1 tear /wal"), so the trace says what
-the disk did. With the default `DiskConfig` the only draws are the tears at a
-crash. Operations take effect after their latency; one in flight when the
+disk, the fault and the path ("disk n1 torn /wal sector 3"), so the trace
+says what the disk did. With the default `DiskConfig` the only draws are the
+tears at a crash (`_tear`). Operations take effect after their latency; one in flight when the
 disk crashes takes no effect and raises OSError(EIO), and so does any use of
 a file opened before the crash.
 """
@@ -19,7 +19,8 @@ from seedbed.errors import UsageError
 from seedbed.fs._config import DiskConfig
 from seedbed.fs._coordinator import FaultCoordinator
 from seedbed.fs._file import File, Mode
-from seedbed.fs._model import DiskModel, FileNode, Parts, Write, join, oserror, split_path
+from seedbed.fs._model import DiskModel, FileNode, Parts, join, oserror, split_path
+from seedbed.fs._tear import Tearer
 
 FAULT_KINDS = (
     "read_error",
@@ -28,6 +29,7 @@ FAULT_KINDS = (
     "corrupt_read",
     "misdirect_write",
     "torn_write",
+    "torn_sector",
 )
 
 
@@ -38,7 +40,9 @@ class SimDisk:
     draws and identifies the disk to `coordinator`, which is required when
     `config.spare_one_replica` is set. `fault_counts` counts the damage and
     errors injected so far, by kind (see FAULT_KINDS), plus "vetoed": damage
-    drawn but refused by the coordinator.
+    drawn but refused by the coordinator. "torn_write" counts files a crash
+    left with sectors lacking their new bytes inside the file, "torn_sector"
+    those sectors.
     """
 
     def __init__(
@@ -64,6 +68,7 @@ class SimDisk:
                 )
             coordinator.register(self.name)
             self._coordinator = coordinator
+        self._tearer = Tearer(stream, self.config, self.name, self._permit, self.fault_counts)
 
     def __repr__(self) -> str:
         return f"<SimDisk {self.name} crashes={self._epoch}>"
@@ -76,26 +81,10 @@ class SimDisk:
     # -- crash ----------------------------------------------------------------
 
     def crash(self) -> None:
-        """The node lost power: drop every volatile change, maybe tearing last writes."""
+        """The node lost power: drop every volatile change, tearing unsynced sectors (`_tear`)."""
         self._epoch += 1
-        self._model.crash(self._tear)
+        self._model.crash(self._tearer.settle)
         self._files_changed()
-
-    def _tear(self, node: FileNode, write: Write) -> int:
-        """How many bytes of `write` persist: 0, all, or a prefix ending on a sector boundary."""
-        size, start, length = self.config.sector_size, write.offset, len(write.data)
-        first_boundary = (start // size + 1) * size
-        interior = (start + length - 1 - first_boundary) // size + 1 if length else 0
-        options = max(interior, 0) + 2
-        k = self._stream.below(options, f"disk {self.name} tear {node.path}")
-        if k == 0 or k == options - 1:
-            return 0 if k == 0 else length
-        kept = first_boundary + (k - 1) * size - start
-        sectors = range(start // size, (start + length - 1) // size + 1)
-        if not self._permit(node.path, sectors):
-            return 0
-        self.fault_counts["torn_write"] += 1
-        return kept
 
     # -- namespace operations ------------------------------------------------
 
