@@ -25,12 +25,12 @@ import asyncio
 import contextvars
 import errno
 
+from seedbed._identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN, Link
 from seedbed.net._pipe import Pipe
 from seedbed.net._server import SimServer
 from seedbed.net._stream import StreamEndpoint
-from seedbed.world._identity import NodeRef
 
 # TCP's first SYN retransmission comes 1 s after the SYN, each later one after
 # twice the previous wait: 1, 3, 7, 15... seconds after the connect began.

@@ -24,6 +24,7 @@ import ssl as ssl_module
 from typing import Any
 
 from seedbed._core import Stream
+from seedbed._identity import NodeDirectory, NodeRef, current_ref
 from seedbed.errors import SimulationEscape, UsageError
 from seedbed.net._addresses import LOOPBACK, port_number
 from seedbed.net._config import NetworkConfig
@@ -33,7 +34,6 @@ from seedbed.net._fabric import Fabric
 from seedbed.net._links import DROPPED, HELD, OPEN
 from seedbed.net._server import SimServer, make_tls_wrap
 from seedbed.net._stream import StreamEndpoint
-from seedbed.world._identity import NodeDirectory, NodeRef, current_ref
 
 _PROTOCOLS: dict[int, int] = {
     socket.SOCK_STREAM: socket.IPPROTO_TCP,

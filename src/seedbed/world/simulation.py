@@ -31,6 +31,7 @@ from typing import Any
 
 from seedbed._core import Trace, to_ns
 from seedbed._core.tracefile import TraceFile, read_trace
+from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import abandon_pending, check_seed, write_run_trace
@@ -38,7 +39,6 @@ from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageE
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
-from seedbed.world._identity import NODE
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
 
 
