@@ -6,7 +6,9 @@ scheduled action's) exception fails the run, with the seed in the error.
 Control verbs (`crash`, `restart`, `bounce`, and the network's `partition`,
 `repair`, `hold`, `release`, `isolate`, `heal`, `random_halves`) work from
 the test between steps (`advance`), from an action scheduled with `at`, and
-from a task inside the run.
+from a task inside the run. `isolate` and `random_halves` are patterns over
+the hosts (or `among=`): each replaces the last unless `add=True`; `cuts()`
+says which links drop traffic (see `seedbed.net._links`).
 
 Every node has a simulated disk (`disk=DiskConfig(...)` sets its faults) and
 the world has one network (`network=NetworkConfig(...)`). `interleave=False`
@@ -167,17 +169,37 @@ class Simulation:
     def release(self, a: str, b: str, *, one_way: bool = False) -> None:
         self._network.release(a, b, one_way=one_way)
 
-    def isolate(self, name: str) -> None:
-        """Partition one node from every other."""
-        self._network.isolate(name)
+    def isolate(self, name: str, *, among: list[str] | None = None, add: bool = False) -> None:
+        """Partition one node from every other host (or every other node of `among`).
+
+        Clients keep reaching every host unless `among` names them. A pattern:
+        it replaces the cuts of the last `isolate`/`random_halves` unless `add`;
+        links cut or held by name are left as they are.
+        """
+        self._network.isolate(name, among=self._pattern_nodes(among), add=add)
 
     def heal(self) -> None:
         """Repair every partition and release every hold."""
         self._network.heal()
 
-    def random_halves(self) -> tuple[list[str], list[str]]:
-        """Partition the nodes into two halves drawn from the entropy."""
-        return self._network.random_halves()
+    def random_halves(
+        self, *, among: list[str] | None = None, add: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Partition the hosts (or `among`) into two halves drawn from the entropy.
+
+        Clients keep reaching both halves unless `among` names them. A pattern,
+        like `isolate`.
+        """
+        return self._network.random_halves(among=self._pattern_nodes(among), add=add)
+
+    def cuts(self) -> list[tuple[str, str]]:
+        """The links dropping traffic now, as (from, to) pairs, in node order."""
+        return self._network.cuts()
+
+    def _pattern_nodes(self, among: list[str] | None) -> list[str]:
+        if among is not None:
+            return among
+        return [node.name for node in self._nodes.all() if node.kind == HOST]
 
     @property
     def network(self) -> SimNetwork:
