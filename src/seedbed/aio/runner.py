@@ -21,6 +21,7 @@ from typing import Any
 
 from seedbed._core import Trace
 from seedbed._core.tracefile import read_trace, write_trace
+from seedbed._core.validate import check_seed as check_seed  # re-exported: callers import it here
 from seedbed._target import replay_command
 from seedbed._version import VERSION
 from seedbed.aio._state import LoopConfig
@@ -40,12 +41,6 @@ class RunResult:
     trace_hash: str
     steps: int
     virtual_time: float  # seconds
-
-
-def check_seed(seed: object) -> int:
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise UsageError(f"seed must be a non-negative int, got {seed!r}")
-    return seed
 
 
 def make_config(

@@ -70,5 +70,5 @@ class DiskConfig:
         check_at_least(
             "DiskConfig", "latency_max", self.latency_max, "latency_min", self.latency_min
         )
-        check_positive_int("DiskConfig", "sector_size", self.sector_size)
+        check_positive_int("DiskConfig", "sector_size", self.sector_size, maximum=1 << 20)
         check_bool("DiskConfig", "spare_one_replica", self.spare_one_replica)

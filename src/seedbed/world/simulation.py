@@ -33,6 +33,7 @@ from typing import Any
 
 from seedbed._core import Trace, to_ns
 from seedbed._core.tracefile import TraceFile, read_trace
+from seedbed._core.validate import check_bool
 from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
@@ -71,6 +72,7 @@ class Simulation:
         **loop_options: Any,
     ) -> None:
         self.seed = check_seed(seed)
+        _check_components(clock=clock, network=network, disk=disk, interleave=interleave)
         try:
             config = LoopConfig(**loop_options)
         except TypeError as exc:
@@ -396,6 +398,23 @@ async def _awaiting(awaitable: Any) -> Any:
             f"a node's main must be an async function; it returned {type(awaitable).__name__}"
         )
     return await awaitable
+
+
+_COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfig}
+
+
+def _check_components(**given: Any) -> None:
+    """World options of the wrong type fail here, naming the type expected."""
+    check_bool("Simulation", "interleave", given.pop("interleave"))
+    for name, value in given.items():
+        expected = _COMPONENTS[name]
+        if value is None or isinstance(value, expected):
+            continue
+        hint = f"; write {expected.__name__}(**{{...}})" if isinstance(value, dict) else ""
+        raise UsageError(
+            f"Simulation({name}=...) takes a seedbed.{expected.__name__} or None, "
+            f"got {type(value).__name__} {value!r:.60}{hint}"
+        )
 
 
 def _with_max_time(config: LoopConfig, max_time: float) -> LoopConfig:
