@@ -26,13 +26,14 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from seedbed._core import Trace, to_ns
-from seedbed._core.tracefile import TraceFile, read_trace
+from seedbed._core.trace import Event
+from seedbed._core.tracefile import RecordedTrace
 from seedbed._core.validate import check_bool
 from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
@@ -79,7 +80,7 @@ class Simulation:
             raise UsageError(f"unknown Simulation option: {exc}") from None
         self._trace_path = trace
         self._recorded = self._read_recording(replay)
-        events = self._recorded.events if self._recorded is not None else None
+        events = cast(Sequence[Event], self._recorded.events) if self._recorded else None
         self._loop = SeedbedLoop(self.seed, config, Trace(keep=trace is not None, expected=events))
         self._loop._st.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
         if interleave:
@@ -235,6 +236,8 @@ class Simulation:
             values = self._drive(self._until_clients_return(clients, max_time))
         except BaseException as exc:
             failure = exc
+            if self._recorded is not None:  # a malformed or cut recording, not a divergence
+                self._recorded.raise_if_defective()
             divergence = self._loop._st.trace.divergence
             if divergence is not None and divergence is not exc:
                 raise divergence from exc
@@ -249,10 +252,10 @@ class Simulation:
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
         )
 
-    def _read_recording(self, path: str | Path | None) -> TraceFile | None:
+    def _read_recording(self, path: str | Path | None) -> RecordedTrace | None:
         if path is None:
             return None
-        recorded = read_trace(path)
+        recorded = RecordedTrace(path)  # read as the run compares, one event at a time
         if recorded.seed != self.seed:
             raise UsageError(
                 f"{path} was recorded with seed {recorded.seed}, not {self.seed}: "
@@ -266,7 +269,7 @@ class Simulation:
             return
         trace = self._loop._st.trace
         trace.check_complete()
-        recorded_failure = self._recorded.end.get("failure")
+        recorded_failure = self._recorded.end.get("failure")  # raises a defect of the file
         if recorded_failure is not None:
             raise self._loop._fail(
                 Nondeterminism(
