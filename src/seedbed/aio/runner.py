@@ -136,6 +136,8 @@ def execute(
         raise
     except (KeyboardInterrupt, SystemExit) as exc:
         failure = exc  # the trace's end line says the run was interrupted
+        if task.done() and not task.cancelled():
+            task.exception()  # raised to the caller: not logged again at GC time
         raise
     except BaseException as exc:
         failure = exc
