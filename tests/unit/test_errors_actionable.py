@@ -170,3 +170,27 @@ def test_loop_offers_base_event_loop_private_attributes() -> None:
     loop = seedbed.new_event_loop(seed=1)
     assert loop._thread_id is None  # type: ignore[attr-defined]
     loop.close()
+
+
+def test_a_swallow_by_user_code_around_wait_for_is_still_reported() -> None:
+    """Only the standard library's own swallow is excused: user code that
+    catches the CancelledError wait_for re-raises is reported, on every version."""
+
+    async def main() -> None:
+        never = asyncio.get_running_loop().create_future()
+
+        async def swallower() -> None:
+            try:
+                await asyncio.wait_for(never, 10)
+            except asyncio.CancelledError:
+                pass  # the bug
+
+        task = asyncio.create_task(swallower())
+        await asyncio.sleep(1)
+        task.cancel()
+        await task
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seedbed.run(main, seed=1)
+    assert [w for w in caught if "caught its cancellation" in str(w.message)]

@@ -76,26 +76,30 @@ def _library(frame: FrameType) -> str:
 _ASYNCIO_TASKS = os.path.join(_ASYNCIO_DIR, "tasks.py")
 
 
-def cancel_site(task: asyncio.Task[Any]) -> tuple[str, bool]:
-    """Where `task` waits as a cancellation is requested of it, and whether it
-    waits inside a standard-library function known to swallow cancellations.
+def cancel_site(task: asyncio.Task[Any]) -> tuple[str, Any]:
+    """Where `task` waits as a cancellation is requested of it, and the inner
+    future of a standard-library `wait_for` that may swallow it (else None).
 
     CPython 3.11's `asyncio.wait_for` returns the inner result when the
     cancellation arrives just as the inner future finishes (fixed in 3.12):
     the task carries on through no fault of the user's code.
     """
-    frames = _frames(task.get_coro())
-    known = sys.version_info < (3, 12) and any(
-        f.f_code.co_name == "wait_for" and f.f_code.co_filename == _ASYNCIO_TASKS for f in frames
-    )
-    return waiting_at(task), known
+    inner = None
+    if sys.version_info < (3, 12):
+        for frame in _frames(task.get_coro()):
+            code = frame.f_code
+            if code.co_name == "wait_for" and code.co_filename == _ASYNCIO_TASKS:
+                inner = frame.f_locals.get("fut")
+    return waiting_at(task), inner
 
 
 def swallowed_message(task: asyncio.Task[Any], what: str) -> str | None:
     """The warning for a task that swallowed its cancellation, or None when
-    the standard library swallowed it (see `cancel_site`)."""
-    where, known = getattr(task, "cancel_site", None) or ("an unknown place", False)
-    if known:
+    the standard library swallowed it: the `wait_for` it was cancelled in
+    got its inner result (had the cancellation gone through, `wait_for`
+    would have cancelled the inner future)."""
+    where, inner = getattr(task, "cancel_site", None) or ("an unknown place", None)
+    if isinstance(inner, asyncio.Future) and inner.done() and not inner.cancelled():
         return None
     coro = task.get_coro()
     name = getattr(coro, "__qualname__", type(coro).__name__)

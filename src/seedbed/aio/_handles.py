@@ -101,7 +101,7 @@ class SimTask(asyncio.Task[Any]):
     __slots__ = ("cancel_site", "lane", "number", "user_cancels")
     number: int
     user_cancels: int
-    cancel_site: tuple[str, bool]  # set at the first counted cancel (see _diagnose)
+    cancel_site: tuple[str, Any]  # set at the first counted cancel (see _diagnose)
     lane: Any  # the lane (a world's node incarnation) it was created in, or None
 
     def __hash__(self) -> int:
