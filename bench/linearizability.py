@@ -8,20 +8,31 @@ once, because Porcupine's own benchmark excludes it too. The verdict-only
 path is timed (``witness=False``), as Porcupine's ``CheckEvents`` is.
 
     python bench/linearizability.py [--runs 5] [--data DIR]
+    python bench/linearizability.py --memory [--sizes 5,15,50]
 
 Prints a table and the two totals next to Porcupine on the same machine and
 the targets; exits 1 if a target is missed or a published verdict is wrong.
+
+`--memory` measures instead the peak memory (maximum resident set) of
+`seedbed check-history` on generated linearizable histories of 5, 15 and
+50 MB (written to a temporary directory, never committed), each in a fresh
+process. Target: a 50 MB history under 2 GB (memory about linear in the
+history; a bitset per operation once made it 21.6 GB).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from _big_history import generate
 from seedbed.check import History, Model, Outcome, cas_register, kv, linearizable, read_history
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +42,7 @@ PORCUPINE_ETCD_S = 0.4  # Porcupine (Go), all 102 verdict-bearing etcd logs toge
 PORCUPINE_C50_OK_S = 0.15  # Porcupine (Go), kv/c50-ok.txt
 TARGET_ETCD_S = 4.0
 TARGET_C50_OK_S = 1.5
+TARGET_50MB_PEAK_MB = 2000
 
 
 def model_for(name: str) -> Model:
@@ -59,7 +71,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--memory", action="store_true", help="measure peak memory instead")
+    parser.add_argument("--sizes", default="5,15,50", help="history sizes in MB (--memory)")
     args = parser.parse_args()
+    if args.memory:
+        return memory([float(size) for size in args.sizes.split(",")])
     if not args.data.is_dir():
         print(f"no data at {args.data}", file=sys.stderr)
         return 2
@@ -101,6 +117,42 @@ def summarize(medians: dict[str, float], wrong: list[str], runs: int) -> int:
     if wrong:
         print(f"wrong verdicts: {', '.join(wrong)}")
     return 0 if etcd_ok and c50_ok and not wrong else 1
+
+
+def peak_mb(path: Path) -> tuple[float, str, float]:
+    """Peak resident MB, the verdict line, and seconds of one check in a fresh process."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "seedbed", "check-history", "--model", "register", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child so far
+    return peak_kb / 1024, (done.stdout or done.stderr).strip().split(": ", 1)[-1], seconds
+
+
+def memory(sizes: list[float]) -> int:
+    """Peak memory of check-history against history size (smallest first, so
+    RUSAGE_CHILDREN's running maximum is each run's own peak)."""
+    print(f"{'history (MB)':>12} {'ops':>9} {'peak RSS (MB)':>14} {'MB per MB':>10} "
+          f"{'seconds':>8}  verdict")  # fmt: skip
+    last_peak = 0.0
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in sorted(sizes):
+            path = Path(scratch) / f"h{size:g}.jsonl"
+            ops = generate(path, size)
+            peak, verdict, seconds = peak_mb(path)
+            last_peak = peak
+            print(f"{size:12g} {ops:9d} {peak:14.0f} {peak / size:10.1f} {seconds:8.1f}  {verdict}")
+            path.unlink()
+    largest = max(sizes)
+    ok = largest < 50 or last_peak < TARGET_50MB_PEAK_MB
+    print(
+        f"target: {largest:g} MB history under {TARGET_50MB_PEAK_MB} MB: {'ok' if ok else 'MISSED'}"
+    )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ def describe(func: Callable[..., Any]) -> str | None:
     if not module or not qualname or "<" in qualname:
         return None
     path = getattr(sys.modules.get(module), "__file__", None)
-    if module == "__main__" or (path and not _importable_by_name(module, path)):
+    by_file = module == "__main__" or module.startswith(_FILE_MODULE_PREFIX)
+    if by_file or (path and not _importable_by_name(module, path)):
         return f"{_relative(path)}:{qualname}" if path else None
     return f"{module}:{qualname}"
 
@@ -77,8 +78,11 @@ def replay_command(
     return f"seedbed run {target} --seed {seed}{flags}"
 
 
+_FILE_MODULE_PREFIX = "_seedbed_target_"  # modules imported from file targets
+
+
 def _import_file(path: Path) -> Any:
-    name = f"_seedbed_target_{path.stem}"
+    name = f"{_FILE_MODULE_PREFIX}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot import {path}: not a Python file")
@@ -104,6 +108,12 @@ def resolve(target: str) -> Callable[..., Any]:
             obj = importlib.import_module(module_part)
     except UsageError:
         raise
+    except SystemExit as exc:
+        raise UsageError(
+            f"importing {module_part!r} for target {target!r} called sys.exit({exc.code!r}): "
+            "a target module must not exit when imported (put that under "
+            "if __name__ == '__main__':)"
+        ) from None
     except Exception as exc:
         raise UsageError(f"cannot import {module_part!r} for target {target!r}: {exc}") from None
     for part in attr_path.split("."):

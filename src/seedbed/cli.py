@@ -62,8 +62,9 @@ def _options(max_steps: int | None, max_time: float | None, strict: bool) -> dic
 
 
 def _describe_value(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:197] + "..."
+    from seedbed._cli_guard import safe_repr
+
+    return safe_repr(value)
 
 
 @click.group()
@@ -92,6 +93,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Run TARGET (module:function or file.py:function) under one seed."""
+    from seedbed._cli_guard import exit_from_user_code
     from seedbed._core import Trace
     from seedbed.aio.runner import execute, make_config
     from seedbed.errors import UsageError
@@ -104,6 +106,8 @@ def run(
     except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
+    except (SystemExit, KeyboardInterrupt) as exc:
+        exit_from_user_code(exc, target, seed)
     result, error = outcome.result, outcome.error
     if as_json:
         record = {
@@ -134,6 +138,7 @@ def run(
               help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
 def replay(target: str, trace_path: str) -> None:
     """Re-run TARGET against a recorded trace; stop at the first divergence."""
+    from seedbed._cli_guard import exit_from_user_code
     from seedbed.aio.runner import replay as replay_run
     from seedbed.errors import Nondeterminism, UsageError
 
@@ -143,6 +148,8 @@ def replay(target: str, trace_path: str) -> None:
     except UsageError as exc:
         _usage_error(str(exc))
         return
+    except (SystemExit, KeyboardInterrupt) as exc:
+        exit_from_user_code(exc, target)
     except Nondeterminism as exc:
         click.echo(f"Nondeterminism: {exc}", err=True)
         sys.exit(1)
@@ -164,10 +171,20 @@ def sweep(
     target: str, seeds: int, first: int, max_steps: int | None, max_time: float | None
 ) -> None:
     """Run TARGET under many seeds; list the failing seeds and how to replay one."""
+    from seedbed._cli_guard import exit_from_user_code
     from seedbed._sweep_display import run_sweep
+    from seedbed.errors import UsageError
 
     main = _resolve(target)
-    failures = run_sweep(main, range(first, first + seeds), max_steps=max_steps, max_time=max_time)
+    try:
+        failures = run_sweep(
+            main, range(first, first + seeds), max_steps=max_steps, max_time=max_time
+        )
+    except UsageError as exc:  # e.g. a target that is not async: as `run` says it
+        _usage_error(str(exc))
+        return
+    except (SystemExit, KeyboardInterrupt) as exc:
+        exit_from_user_code(exc, target)
     sys.exit(1 if failures else 0)
 
 

@@ -27,10 +27,14 @@ class RunContext:
     step: int
     virtual_time_ns: int
     replay: str
+    trace_hash: str | None = None  # the run's trace hash at the failure
 
     def describe(self) -> str:
         seconds = self.virtual_time_ns / 1e9
-        return f"  seed={self.seed} step={self.step} t={seconds:.6f}s\n  replay: {self.replay}"
+        where = f"  seed={self.seed} step={self.step} t={seconds:.6f}s"
+        if self.trace_hash is not None:
+            where += f" trace_hash={self.trace_hash}"
+        return f"{where}\n  replay: {self.replay}"
 
 
 class SimulationFailure(SeedbedError):
@@ -52,6 +56,21 @@ class SimulationFailure(SeedbedError):
     @property
     def replay(self) -> str | None:
         return self.context.replay if self.context else None
+
+    @property
+    def steps(self) -> int | None:
+        """Callbacks run when the failure happened."""
+        return self.context.step if self.context else None
+
+    @property
+    def virtual_time(self) -> float | None:
+        """Virtual seconds when the failure happened."""
+        return self.context.virtual_time_ns / 1e9 if self.context else None
+
+    @property
+    def trace_hash(self) -> str | None:
+        """The trace hash when the failure happened: a replay reaches the same."""
+        return self.context.trace_hash if self.context else None
 
     def __str__(self) -> str:
         if self.context is None:

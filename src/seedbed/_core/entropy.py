@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from seedbed._core.trace import Trace, word_of
+from seedbed._core.validate import check_seed
 
 T = TypeVar("T")
 
@@ -141,9 +142,7 @@ class Entropy:
     __slots__ = ("_streams", "_trace", "seed")
 
     def __init__(self, seed: int, trace: Trace) -> None:
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-        self.seed = seed
+        self.seed = check_seed(seed)
         self._trace = trace
         self._streams: dict[str, Stream] = {}
 

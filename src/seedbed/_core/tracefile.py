@@ -1,11 +1,22 @@
-"""Trace files: JSON Lines, readable by people and by `replay`.
+"""Trace files: JSON Lines, readable by people and by `replay`, written and read as streams.
 
 Line 1 is a header object: `{"seedbed": VERSION, "python": "3.11.7",
 "seed": 42, "options": {...}}`. Then one JSON array per event, e.g.
 `["time", 1500000000]`, and last an end object `{"end": EVENTS, "hash":
 HEX, "steps": N, "virtual_time_ns": T, "failure": null | "Type: message"}`.
-A file without its end line was cut short and is refused. Nothing is ever
-unpickled: the only reader is `json`.
+A run stopped by Ctrl-C (or SystemExit) ends with `{"end": EVENTS,
+"interrupted": "KeyboardInterrupt"}`; a run killed outright leaves no end line.
+
+Writing: `TraceWriter` writes each event as the run emits it, flushing every
+`FLUSH_EVERY` events, so a killed run leaves the trace up to its last flush.
+
+Reading: `RecordedTrace` reads the header at once and the events one line at
+a time as a replay consumes them, keeping only a few in memory; a line is at
+most `MAX_LINE` bytes. A malformed line, or a file cut short, is recorded as
+the trace's `defect` (a one-line `UsageError` naming file and line) and ends
+the recorded events there: the replay stops at that point and reports the
+defect, never a divergence. Nothing is ever unpickled: the only reader is
+`json`, through `seedbed._safejson`.
 """
 
 from __future__ import annotations
@@ -13,15 +24,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from seedbed import _safejson as safejson
 from seedbed._core.trace import Event
+from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
+
+MAX_LINE = 1 << 20  # bytes; seedbed's own lines are far shorter
+FLUSH_EVERY = 1024  # events between flushes of a trace being written
+_WINDOW = 4  # recent events a reader keeps (a replay looks at most one back)
+
+
+class TraceIncomplete(UsageError):
+    """The trace was cut short (the recording run was interrupted or killed)."""
 
 
 @dataclass(frozen=True)
 class TraceFile:
-    """The contents of a trace file."""
+    """The whole contents of a (small) trace file."""
 
     header: dict[str, Any]
     events: list[Event]
@@ -32,15 +53,50 @@ class TraceFile:
         return int(self.header["seed"])
 
 
+# -- writing ----------------------------------------------------------------------
+
+
+class TraceWriter:
+    """A trace written as the run goes: header now, each event as it happens,
+    the end line last. Installed as a `Trace`'s event list (it has `append`)."""
+
+    def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
+        self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+        self._out.write(json.dumps(header, sort_keys=True) + "\n")
+        self._out.flush()
+        self._unflushed = 0
+        self.count = 0
+
+    def append(self, event: Event) -> None:
+        self._out.write(json.dumps(event, separators=(",", ":")) + "\n")
+        self.count += 1
+        self._unflushed += 1
+        if self._unflushed >= FLUSH_EVERY:
+            self._out.flush()
+            self._unflushed = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def finish(self, end: dict[str, Any]) -> None:
+        """Write the end line and close the file (idempotent)."""
+        if self._out.closed:
+            return
+        self._out.write(json.dumps(end, sort_keys=True) + "\n")
+        self._out.close()
+
+
 def write_trace(
     path: str | Path, header: dict[str, Any], events: list[Event], end: dict[str, Any]
 ) -> None:
-    """Write a whole trace; the end line goes last, so a cut file is detectable."""
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(json.dumps(header, sort_keys=True) + "\n")
-        for event in events:
-            out.write(json.dumps(event, separators=(",", ":")) + "\n")
-        out.write(json.dumps(end, sort_keys=True) + "\n")
+    """Write a whole trace at once; the end line goes last, so a cut file is detectable."""
+    writer = TraceWriter(path, header)
+    for event in events:
+        writer.append(event)
+    writer.finish(end)
+
+
+# -- reading ----------------------------------------------------------------------
 
 
 def _bad(path: str | Path, line: int, what: str) -> UsageError:
@@ -50,46 +106,167 @@ def _bad(path: str | Path, line: int, what: str) -> UsageError:
     )
 
 
-def _parse_line(path: str | Path, number: int, text: str) -> Any:
+def _parse_line(path: str | Path, number: int, raw: bytes) -> Any:
+    if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):
+        raise _bad(path, number, f"a line longer than {MAX_LINE} bytes")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _bad(path, number, f"not valid JSON ({exc.msg})") from None
+        return safejson.loads(raw.decode("utf-8"), allow_nan=False)
+    except UnicodeDecodeError:
+        raise _bad(path, number, "not UTF-8 text") from None
+    except safejson.BadJSON as exc:
+        raise _bad(path, number, str(exc)) from None
 
 
-def _check_event(path: str | Path, number: int, value: Any) -> Event:
-    if not isinstance(value, list) or not value or not isinstance(value[0], str):
+def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
+    if not isinstance(header, dict) or "seedbed" not in header:
+        raise _bad(path, 1, "the first line is not a seedbed trace header")
+    seed = header.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
+        raise _bad(path, 1, f"the header's seed must be an int in [0, 2**64), got {seed!r:.40}")
+    if not isinstance(header.get("options"), dict):
+        raise _bad(path, 1, "the header lacks the run options")
+    return header
+
+
+def _check_event(path: str | Path, number: int, value: list[Any]) -> Event:
+    if not value or not isinstance(value[0], str):
         raise _bad(path, number, "expected an event array starting with its kind")
     for field in value:
         if not isinstance(field, str | int | float) or isinstance(field, bool):
-            raise _bad(path, number, f"event field {field!r} is not a string or number")
+            raise _bad(path, number, f"event field {field!r:.40} is not a string or number")
     return tuple(value)
 
 
+class RecordedEvents:
+    """A recorded trace's events, read from disk as they are asked for.
+
+    Enough of a sequence for `Trace(expected=...)`: `len()` is the number of
+    events read so far, reading one event past the last one asked for (so
+    "is there an event at the next index?" is answered without reading on),
+    and indexing reads forward. Only the last few events stay in memory.
+    """
+
+    def __init__(self, recorded: RecordedTrace) -> None:
+        self._recorded = recorded
+        self._window: dict[int, Event] = {}
+        self._asked = -1
+        self.read = 0
+
+    def __len__(self) -> int:
+        while self.read <= self._asked + 1 and self._pull():
+            pass
+        return self.read
+
+    def __getitem__(self, index: int) -> Event:
+        while index >= self.read:
+            if not self._pull():
+                raise IndexError(index)
+        if index not in self._window:
+            raise IndexError(f"event {index} is no longer in memory")
+        self._asked = max(self._asked, index)
+        return self._window[index]
+
+    def _pull(self) -> bool:
+        event = self._recorded.next_event()
+        if event is None:
+            return False
+        self._window[self.read] = event
+        self._window.pop(self.read - _WINDOW, None)
+        self.read += 1
+        return True
+
+
+class RecordedTrace:
+    """A trace file opened for replay: the header now, the events as a stream."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        try:
+            self._file: IO[bytes] = open(path, "rb")  # noqa: SIM115 (closed at the end line)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the trace file ({exc.strerror})") from None
+        first = self._file.readline(MAX_LINE)
+        if not first.strip():
+            self._file.close()
+            raise _bad(path, 1, "the file is empty")
+        try:
+            self.header = _check_header(path, _parse_line(path, 1, first))
+        except UsageError:
+            self._file.close()
+            raise
+        self.line = 1
+        self.count = 0  # events read so far
+        self.defect: UsageError | None = None
+        self._end: dict[str, Any] | None = None
+        self.events = RecordedEvents(self)
+
+    @property
+    def seed(self) -> int:
+        return int(self.header["seed"])
+
+    @property
+    def end(self) -> dict[str, Any]:
+        """The end line (reading the rest of the file first); raises the defect if any."""
+        while self.next_event() is not None:
+            pass
+        self.raise_if_defective()
+        assert self._end is not None
+        return self._end
+
+    def raise_if_defective(self) -> None:
+        if self.defect is not None:
+            raise self.defect
+
+    def next_event(self) -> Event | None:
+        """The next event, or None at the end line, at a defect, or at a cut."""
+        if self._file.closed:
+            return None
+        raw = self._file.readline(MAX_LINE)
+        self.line += 1
+        try:
+            if not raw:
+                self.line -= 1  # name the last line there is
+                raise self._cut("the file ends without its end line (truncated)")
+            value = _parse_line(self.path, self.line, raw)
+            if isinstance(value, list):
+                event = _check_event(self.path, self.line, value)
+                self.count += 1
+                return event
+            self._end = self._check_end(value)
+        except UsageError as exc:
+            self.defect = exc
+        self._file.close()
+        return None
+
+    def _check_end(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict) or "end" not in value:
+            raise _bad(self.path, self.line, "expected an event array or the end line")
+        if self._file.readline(1):
+            raise _bad(self.path, self.line, "unexpected object in the middle of the events")
+        if value["end"] != self.count:
+            raise _bad(
+                self.path,
+                self.line,
+                f"end line counts {value['end']!r:.30} events, found {self.count}",
+            )
+        if value.get("interrupted"):
+            raise self._cut(f"the recording was interrupted ({value['interrupted']!r:.60})")
+        return value
+
+    def _cut(self, why: str) -> TraceIncomplete:
+        return TraceIncomplete(
+            f"{self.path}:{self.line}: the trace is incomplete: {why}, after event "
+            f"{self.count}; it cannot be replayed to the end: record the run again"
+        )
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def read_trace(path: str | Path) -> TraceFile:
-    """Read and validate a trace file; any defect is a one-line `UsageError`."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read the trace file ({exc})") from None
-    lines = text.splitlines()
-    if not text.strip():
-        raise _bad(path, 1, "the file is empty")
-    header = _parse_line(path, 1, lines[0])
-    if not isinstance(header, dict) or "seedbed" not in header:
-        raise _bad(path, 1, "the first line is not a seedbed trace header")
-    if not isinstance(header.get("seed"), int) or not isinstance(header.get("options"), dict):
-        raise _bad(path, 1, "the header lacks an integer seed or the run options")
+    """Read and validate a whole trace file; any defect is a one-line `UsageError`."""
+    recorded = RecordedTrace(path)
     events: list[Event] = []
-    for number in range(2, len(lines) + 1):
-        value = _parse_line(path, number, lines[number - 1])
-        if isinstance(value, dict):
-            if number != len(lines) or "end" not in value:
-                raise _bad(path, number, "unexpected object in the middle of the events")
-            if value["end"] != len(events):
-                raise _bad(
-                    path, number, f"end line counts {value['end']} events, found {len(events)}"
-                )
-            return TraceFile(header, events, value)
-        events.append(_check_event(path, number, value))
-    raise _bad(path, len(lines), "the file ends without its end line (truncated)")
+    while (event := recorded.next_event()) is not None:
+        events.append(event)
+    return TraceFile(recorded.header, events, recorded.end)

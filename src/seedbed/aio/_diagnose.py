@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,46 @@ def _library(frame: FrameType) -> str:
     return "asyncio" if frame.f_code.co_filename.startswith(_ASYNCIO_DIR) else "seedbed"
 
 
+_ASYNCIO_TASKS = os.path.join(_ASYNCIO_DIR, "tasks.py")
+
+
+def cancel_site(task: asyncio.Task[Any]) -> tuple[str, Any]:
+    """Where `task` waits as a cancellation is requested of it, and the inner
+    future of a standard-library `wait_for` that may swallow it (else None).
+
+    CPython 3.11's `asyncio.wait_for` returns the inner result when the
+    cancellation arrives just as the inner future finishes (fixed in 3.12):
+    the task carries on through no fault of the user's code.
+    """
+    inner = None
+    if sys.version_info < (3, 12):
+        for frame in _frames(task.get_coro()):
+            code = frame.f_code
+            if code.co_name == "wait_for" and code.co_filename == _ASYNCIO_TASKS:
+                inner = frame.f_locals.get("fut")
+    return waiting_at(task), inner
+
+
+def swallowed_message(task: asyncio.Task[Any], what: str) -> str | None:
+    """The warning for a task that swallowed its cancellation, or None when
+    the standard library swallowed it: the `wait_for` it was cancelled in
+    got its inner result (had the cancellation gone through, `wait_for`
+    would have cancelled the inner future)."""
+    where, inner = getattr(task, "cancel_site", None) or ("an unknown place", None)
+    if isinstance(inner, asyncio.Future) and inner.done() and not inner.cancelled():
+        return None
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", type(coro).__name__)
+    node = getattr(getattr(task, "lane", None), "name", None)
+    on_node = f", on node {node!r}" if node is not None else ""
+    return (
+        f"task {task.get_name()!r} {what} (coroutine {name}{on_node}); it was cancelled "
+        f"while waiting at {where}. Code awaiting it, asyncio.timeout() and TaskGroup rely "
+        "on cancellation propagating: re-raise CancelledError there (or call "
+        "task.uncancel() if it is handled on purpose)"
+    )
+
+
 def describe_waiting(tasks: Iterable[asyncio.Task[Any]]) -> str:
     """One line per pending task, in creation order."""
     lines = [f"    {task.get_name()}: waits at {waiting_at(task)}" for task in tasks]
@@ -89,20 +130,32 @@ def deadlock_error(st: LoopState) -> Deadlock:
 
 
 def budget_error(st: LoopState, budget: str) -> BudgetExceeded:
-    """A spent budget, and whether virtual time was still moving (else a livelock)."""
-    advancing = st.last_sleep_step * 2 > st.steps
-    t = st.clock.now / 1e9
-    if advancing:
-        detail = (
-            "virtual time was still advancing (the loop last slept on a timer at "
-            f"step {st.last_sleep_step}); raise the budget if the run is just long"
-        )
+    """A spent budget, why, and every task still waiting, with where: a deadlock
+    beside a periodic timer spends the time budget while the tasks that matter
+    wait forever."""
+    pending = [task for task in st.tasks.values() if not task.done()]
+    if budget.startswith("max_time=") and st.config.max_time is None:
+        budget = f"virtual time limit ({st.time_limit / 1e9:.0f}s, seedbed's horizon)"
+        detail = "a timer lies past it: a sleep or timeout that long can never end in a run"
     else:
-        detail = (
-            f"virtual time stood still since step {st.last_sleep_step}: tasks keep "
-            "the loop busy without ever sleeping on a timer (a livelock)"
-        )
+        detail = _budget_detail(st)
+    t = st.clock.now / 1e9
     return BudgetExceeded(
-        f"budget {budget} exceeded at step {st.steps}, t={t:.6f}s: {detail}",
-        time_advancing=advancing,
+        f"budget {budget} exceeded at step {st.steps}, t={t:.6f}s: {detail}. "
+        f"{len(pending)} task(s) wait:\n" + describe_waiting(pending),
+        time_advancing=st.last_sleep_step * 2 > st.steps,
+    )
+
+
+def _budget_detail(st: LoopState) -> str:
+    """Whether virtual time was still moving (a long run) or not (a livelock)."""
+    if st.last_sleep_step * 2 > st.steps:
+        return (
+            "virtual time was still advancing (the loop last slept on a timer at "
+            f"step {st.last_sleep_step}); raise the budget if the run is just long, "
+            "or see whether the tasks below wait for something that never comes"
+        )
+    return (
+        f"virtual time stood still since step {st.last_sleep_step}: tasks keep "
+        "the loop busy without ever sleeping on a timer (a livelock)"
     )

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from seedbed.aio._diagnose import cancel_site
+
 _TASKGROUPS = os.path.join("asyncio", "taskgroups.py")
 
 
@@ -96,9 +98,10 @@ class SimTimerHandle(asyncio.TimerHandle):
 class SimTask(asyncio.Task[Any]):
     """A task that hashes by creation number and knows who cancelled it."""
 
-    __slots__ = ("lane", "number", "user_cancels")
+    __slots__ = ("cancel_site", "lane", "number", "user_cancels")
     number: int
     user_cancels: int
+    cancel_site: tuple[str, Any]  # set at the first counted cancel (see _diagnose)
     lane: Any  # the lane (a world's node incarnation) it was created in, or None
 
     def __hash__(self) -> int:
@@ -114,4 +117,6 @@ class SimTask(asyncio.Task[Any]):
         """
         if not sys._getframe(1).f_code.co_filename.endswith(_TASKGROUPS):
             self.user_cancels += 1
+            if self.user_cancels == 1 and not self.done():  # where a swallow would happen
+                self.cancel_site = cancel_site(self)
         return super().cancel(msg)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
@@ -64,7 +65,35 @@ class LoopServices(IOMethods):
         return future
 
     def set_default_executor(self, executor: Any) -> None:
-        """Accepted and ignored: executor jobs always run inline."""
+        """Kept (helpers read `_default_executor` back), never used: jobs run inline."""
+        self._default_executor = executor
+
+    # -- BaseEventLoop's private attributes, for helpers that read them -------
+    # Test helpers of other projects poke at these on every `BaseEventLoop`;
+    # each means here what it means there, read from the simulation's state.
+
+    _default_executor: Any = None
+    slow_callback_duration: float = 0.1  # read by debug-mode helpers; no wall time passes
+    _clock_resolution: float = 1e-9  # the virtual clock counts nanoseconds
+
+    @property
+    def _ready(self) -> Any:
+        """The ready queue itself (a deque of handles), as asyncio's."""
+        return self._st.ready
+
+    @property
+    def _scheduled(self) -> list[asyncio.TimerHandle]:
+        """The pending timer handles, soonest first (a snapshot of the heap)."""
+        return [entry[2] for entry in sorted(self._st.timers, key=lambda e: (e[0], e[1]))]
+
+    @property
+    def _stopping(self) -> bool:
+        return self._st.stopping
+
+    @property
+    def _thread_id(self) -> int | None:
+        """The running thread's id while the loop runs, else None (as asyncio)."""
+        return threading.get_ident() if self._st.running else None
 
     async def shutdown_default_executor(self, timeout: float | None = None) -> None:
         """Nothing to shut down: no executor threads exist."""

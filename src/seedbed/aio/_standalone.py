@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from seedbed._core.validate import check_seed
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
+from seedbed.errors import UsageError
 
 
 async def checkpoint(reason: str) -> None:
@@ -28,7 +30,7 @@ def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
     `options` are `LoopConfig` fields (`max_steps`, `max_time`, `strict`,
     `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`).
     """
-    return SeedbedLoop(seed=seed, config=LoopConfig(**options))
+    return SeedbedLoop(seed=check_seed(seed), config=_config(options))
 
 
 class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
@@ -40,8 +42,15 @@ class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
 
     def __init__(self, seed: int = 0, **options: Any) -> None:
         super().__init__()
-        self._seed = seed
-        self._config = LoopConfig(**options)
+        self._seed = check_seed(seed)
+        self._config = _config(options)
 
     def new_event_loop(self) -> SeedbedLoop:
         return SeedbedLoop(seed=self._seed, config=self._config)
+
+
+def _config(options: dict[str, Any]) -> LoopConfig:
+    try:
+        return LoopConfig(**options)
+    except TypeError as exc:
+        raise UsageError(f"unknown loop option: {exc}") from None

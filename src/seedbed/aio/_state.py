@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
-from seedbed._core.validate import check_at_least, check_positive_int, check_seconds
+from seedbed._core.validate import check_at_least, check_bool, check_positive_int, check_seconds
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.errors import SimulationFailure
@@ -56,6 +56,7 @@ class LoopConfig:
             check_positive_int("LoopConfig", "max_steps", self.max_steps)
         if self.max_time is not None:  # None: no time budget
             check_seconds("LoopConfig", "max_time", self.max_time, allow_zero=False)
+        check_bool("LoopConfig", "strict", self.strict)
 
     def changed(self) -> dict[str, Any]:
         """The options that differ from their defaults (what a replay must repeat)."""

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from seedbed.aio._diagnose import swallowed_message
 from seedbed.aio._handles import SimTask
 from seedbed.aio._services import LoopServices
 from seedbed.errors import CancellationSwallowed, SeedbedWarning
@@ -39,11 +40,9 @@ class TaskWatch(LoopServices):
                 self._report_swallowed(task, "was cancelled but is still running")
 
     def _report_swallowed(self, task: asyncio.Task[Any], what: str) -> None:
-        message = (
-            f"task {task.get_name()!r} {what}: code awaiting it, asyncio.timeout() and "
-            "TaskGroup rely on cancellation propagating; re-raise CancelledError "
-            "(or call task.uncancel() if it is handled on purpose)"
-        )
+        message = swallowed_message(task, what)
+        if message is None:  # the standard library swallowed it, not the user's code
+            return
         if self._st.config.strict:
             self._record_failure(CancellationSwallowed(message))
         else:

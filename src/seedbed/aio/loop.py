@@ -114,7 +114,7 @@ class SeedbedLoop(TaskWatch):
     def run_context(self) -> RunContext:
         """Seed, step, time and replay command: what every failure carries."""
         st = self._st
-        return RunContext(st.entropy.seed, st.steps, st.clock.now, st.replay)
+        return RunContext(st.entropy.seed, st.steps, st.clock.now, st.replay, st.trace.hash)
 
     # -- running ------------------------------------------------------------
 

@@ -14,13 +14,15 @@ import contextlib
 import inspect
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from seedbed._core import Trace
-from seedbed._core.tracefile import read_trace, write_trace
+from seedbed._core.trace import Event
+from seedbed._core.tracefile import RecordedTrace, TraceWriter, write_trace
+from seedbed._core.validate import check_seed as check_seed  # re-exported: callers import it here
 from seedbed._target import replay_command
 from seedbed._version import VERSION
 from seedbed.aio._state import LoopConfig
@@ -40,12 +42,6 @@ class RunResult:
     trace_hash: str
     steps: int
     virtual_time: float  # seconds
-
-
-def check_seed(seed: object) -> int:
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise UsageError(f"seed must be a non-negative int, got {seed!r}")
-    return seed
 
 
 def make_config(
@@ -126,6 +122,8 @@ def execute(
         raise UsageError(f"main must be an async callable taking no arguments, got {main!r}")
     if sys.flags.optimize:
         raise UsageError("python -O strips the assertions a simulation checks; run without -O")
+    if trace_path is not None:  # written as the run goes (see `tracefile`)
+        trace.events = TraceWriter(trace_path, _trace_header(seed, config))  # type: ignore[assignment]
     loop = SeedbedLoop(seed, config, trace)
     loop._st.replay = replay_command(main, seed, config.changed())
     value: Any = None
@@ -134,7 +132,12 @@ def execute(
     try:
         value = loop.run_until_complete(task)
         _teardown(loop)
-    except (UsageError, KeyboardInterrupt, SystemExit):
+    except UsageError:
+        raise
+    except (KeyboardInterrupt, SystemExit) as exc:
+        failure = exc  # the trace's end line says the run was interrupted
+        if task.done() and not task.cancelled():
+            task.exception()  # raised to the caller: not logged again at GC time
         raise
     except BaseException as exc:
         failure = exc
@@ -159,22 +162,32 @@ def _raise_or_return(outcome: RunOutcome) -> RunResult:
 def write_run_trace(
     path: str | Path, loop: SeedbedLoop, config: LoopConfig, failure: BaseException | None
 ) -> None:
-    """Write a run's trace file: header, the events it kept, the end line."""
+    """Finish a run's trace file: the end line after the events (written as the
+    run went, or all now). An interrupted run's end line says so."""
     st = loop._st
-    header = {
-        "seedbed": VERSION,
-        "python": platform.python_version(),
-        "seed": loop.seed,
-        "options": config.as_dict(),
-    }
-    end = {
+    end: dict[str, Any] = {
         "end": st.trace.count,
         "hash": st.trace.hash,
         "steps": st.steps,
         "virtual_time_ns": st.clock.now,
         "failure": failure_line(failure),
     }
-    write_trace(path, header, st.trace.events or [], end)
+    if isinstance(failure, KeyboardInterrupt | SystemExit):
+        end = {"end": st.trace.count, "interrupted": type(failure).__name__}
+    events = st.trace.events
+    if isinstance(events, TraceWriter):
+        events.finish(end)
+    else:
+        write_trace(path, _trace_header(loop.seed, config), events or [], end)
+
+
+def _trace_header(seed: int, config: LoopConfig) -> dict[str, Any]:
+    return {
+        "seedbed": VERSION,
+        "python": platform.python_version(),
+        "seed": seed,
+        "options": config.as_dict(),
+    }
 
 
 def failure_line(failure: BaseException | None) -> str | None:
@@ -209,26 +222,39 @@ def run(
 def replay(main: Main, *, trace: str | Path) -> RunResult:
     """Re-run a recorded trace; raise `Nondeterminism` at the first differing event.
 
-    A recorded failure that happens again is raised as it was.
+    The trace is read as a stream, compared as the run goes. A recorded
+    failure that happens again is raised as it was. A malformed or cut trace
+    is a `UsageError` naming the line, never a divergence or a replay.
     """
-    recorded = read_trace(trace)
+    recorded = RecordedTrace(trace)
+    try:
+        return _replay(main, recorded)
+    finally:
+        recorded.close()
+
+
+def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
     try:
         config = LoopConfig(**recorded.header["options"])
     except (TypeError, UsageError) as exc:
-        raise UsageError(f"{trace}:1: the header's run options are invalid ({exc})") from None
-    checking = Trace(expected=recorded.events)
-    recorded_failure = recorded.end.get("failure")
+        raise UsageError(
+            f"{recorded.path}:1: the header's run options are invalid ({exc})"
+        ) from None
+    checking = Trace(expected=cast(Sequence[Event], recorded.events))
     outcome = execute(main, recorded.seed, config, checking, None)
+    recorded.raise_if_defective()  # the recording stopped the comparison, not the run
     error = outcome.error
     if checking.divergence is not None:
         raise checking.divergence
     if isinstance(error, Nondeterminism):
         raise error
+    if error is None:
+        checking.check_complete()
+    recorded_failure = recorded.end.get("failure")  # reads on to the end line
     if error is not None:
-        if recorded_failure is None or checking.count < len(recorded.events):
+        if recorded_failure is None or checking.count < recorded.count:
             raise _diverged(checking, recorded_failure, failure_line(error)) from error
         raise error
-    checking.check_complete()
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
     return outcome.result

@@ -4,7 +4,7 @@ One line per file, in the order given; ``--json`` makes each line a JSON
 object ``{"file", "verdict", "seconds"}``; ``--explain`` follows a failing
 file's line with its explanation, indented. The exit status summarizes them
 all: 0 every file linearizable, 1 some file not, 3 none not but some unknown
-(timed out), 2 bad input (with a one-line message naming file and line on
+(timed out, or past ``--max-memory``), 2 bad input (with a one-line message naming file and line on
 stderr; the other files are still checked and reported).
 """
 
@@ -17,6 +17,7 @@ import click
 
 from seedbed.check._history import History
 from seedbed.check._linearizability import Outcome, Verdict, linearizable
+from seedbed.check._memory import limit_memory
 from seedbed.check._models import MODELS, ModelError
 from seedbed.check._parsers import read_history
 from seedbed.check._txn_cli import check_txn_file, report_txn
@@ -35,16 +36,17 @@ def _model_error_line(history: History, error: ModelError) -> str:
 
 def _check_file(path: str, model_name: str, timeout: float | None, explain: bool) -> Verdict | str:
     """The verdict for one file, or the one-line message describing bad input."""
+    history: History | None = None
     try:
         history = read_history(path)
-    except UsageError as exc:
-        return str(exc)
-    try:
         return linearizable(history, MODELS[model_name](), timeout, witness=explain)
+    except MemoryError:  # past --max-memory: undecided, like a timeout
+        return Verdict(Outcome.UNKNOWN, 0.0)
     except ModelError as exc:
+        assert history is not None
         return _model_error_line(history, exc)
     except UsageError as exc:
-        return f"{path}: {exc}"
+        return str(exc) if history is None else f"{path}: {exc}"
 
 
 def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
@@ -86,6 +88,13 @@ def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
     default=None,
     help="Seconds per file before the verdict is 'unknown'.",
 )
+@click.option(
+    "--max-memory",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="MB",
+    help="Memory (address space, MB) the check may use; past it the verdict is 'unknown'.",
+)
 def check_history(
     files: tuple[str, ...],
     model_name: str,
@@ -93,12 +102,13 @@ def check_history(
     as_json: bool,
     explain: bool,
     timeout: float | None,
+    max_memory: int | None,
 ) -> None:
     """Check that each history FILE is linearizable under --model.
 
     The format (Jepsen log, Clojure maps, seedbed JSON Lines) is recognized
     from the content. Exit 0: all linearizable; 1: some not; 3: none not,
-    some unknown (timeout); 2: bad input. --explain adds, indented under a
+    some unknown (--timeout or --max-memory reached); 2: bad input. --explain adds, indented under a
     failing file, a smallest set of operations that cannot all be ordered
     and the longest legal order found. With --model list-append or
     rw-register, files are transaction histories (Jepsen EDN or JSON Lines)
@@ -108,6 +118,12 @@ def check_history(
     if consistency and model_name not in TXN_MODELS:
         click.echo("error: --consistency applies to --model list-append or rw-register", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    if max_memory is not None:
+        try:
+            limit_memory(max_memory)
+        except UsageError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
     outcomes: set[Outcome] = set()
     bad_input = False
     for path in files:

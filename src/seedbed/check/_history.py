@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Literal, TypeAlias
 
+from seedbed import _safejson as safejson
 from seedbed.errors import UsageError
 
 EventType: TypeAlias = Literal["invoke", "ok", "fail", "info"]
@@ -118,7 +119,7 @@ class History(Sequence[Event]):
     __slots__ = ("_events", "_operations", "source")
 
     def __init__(self, events: Iterable[Event], source: str = "<history>") -> None:
-        self._events: tuple[Event, ...] = tuple(events)
+        self._events: tuple[Event, ...] = tuple(_hashable(event) for event in events)
         self.source = source
         self._operations = _pair(self._events, source)
 
@@ -225,13 +226,43 @@ def _renumber(op: Operation, number: int) -> Operation:
 # --- JSON Lines -------------------------------------------------------------
 
 
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A JSON object (or EDN map) as a value: equal to the dict it was read as,
+    but hashable and unchangeable, so models can keep it in their states."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def _immutable(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a history value cannot be changed")
+
+    __setitem__ = __delitem__ = __ior__ = _immutable
+    clear = pop = popitem = setdefault = update = _immutable
+
+
 def _freeze(value: Any) -> Any:
-    """JSON arrays become tuples, recursively, so values are hashable."""
-    if isinstance(value, list):
+    """Lists become tuples, dicts `FrozenDict`s and sets frozensets, recursively,
+    so every value can be compared, hashed and used as a model state."""
+    if isinstance(value, list | tuple):
         return tuple(_freeze(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _freeze(v) for k, v in value.items()}
+    if isinstance(value, dict) and not isinstance(value, FrozenDict):
+        return FrozenDict({_freeze(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, set):
+        return frozenset(_freeze(v) for v in value)
     return value
+
+
+def _hashable(event: Event) -> Event:
+    """The event, with its value and process frozen if they were not hashable
+    (a `Recorder` keeps the dicts and lists client code handed it)."""
+    try:
+        hash((event.process, event.value))
+        return event
+    except TypeError:
+        process, value = _freeze(event.process), _freeze(event.value)
+    return Event(process, event.type, event.f, value, event.time, event.line)
 
 
 def _event_from_json(obj: Any, source: str, line: int) -> Event:
@@ -260,9 +291,9 @@ def parse_jsonl(text: str, source: str = "<jsonl>") -> History:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise HistoryError(source, number, f"invalid JSON: {exc.msg}") from None
+            obj = safejson.loads(raw)
+        except safejson.BadJSON as exc:
+            raise HistoryError(source, number, f"invalid JSON: {exc}") from None
         events.append(_event_from_json(obj, source, number))
     return History(events, source)
 

@@ -33,7 +33,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seedbed.check._history import EVENT_TYPES, Event, EventType, History, HistoryError, parse_jsonl
+from seedbed.check._history import (
+    EVENT_TYPES,
+    Event,
+    EventType,
+    FrozenDict,
+    History,
+    HistoryError,
+    parse_jsonl,
+)
 
 _JEPSEN = re.compile(r"^\s*\w+\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:([\w-]+)(?:\s+(.*?))?\s*$")
 _JEPSEN_OTHER = re.compile(r"^\s*\w+\s+jepsen\.(?!util\b)[\w.]+\s")
@@ -41,21 +49,29 @@ _INT = re.compile(r"-?\d+")
 _PAIR = re.compile(r"\[\s*(-?\d+)[\s,]+(-?\d+)\s*\]")
 
 
+def _int(text: str, source: str, line: int) -> int:
+    """An integer as written, refusing one past the interpreter's digit limit."""
+    try:
+        return int(text)
+    except ValueError:
+        raise HistoryError(source, line, f"integer of {len(text)} digits is too long") from None
+
+
 def _jepsen_value(text: str | None, source: str, line: int) -> Any:
     if text is None or text == "" or text == "nil":
         return None
     if _INT.fullmatch(text):
-        return int(text)
+        return _int(text, source, line)
     pair = _PAIR.fullmatch(text)
     if pair:
-        return (int(pair[1]), int(pair[2]))
+        return (_int(pair[1], source, line), _int(pair[2], source, line))
     if text.startswith(":"):
         return text[1:]
     raise HistoryError(source, line, f"cannot read value {text!r}")
 
 
 def _jepsen_event(match: re.Match[str], source: str, line: int) -> Event:
-    process, kind, f, raw = int(match[1]), match[2], match[3], match[4]
+    process, kind, f, raw = _int(match[1], source, line), match[2], match[3], match[4]
     if kind not in EVENT_TYPES:
         raise HistoryError(source, line, f"unknown event type :{kind}")
     value = _jepsen_value(raw, source, line)
@@ -101,7 +117,12 @@ def _edn_string(token: str) -> str:
     return re.sub(r"\\(.)", lambda m: _EDN_ESCAPES.get(m[1], m[1]), token[1:-1])
 
 
-def _edn_value(text: str, pos: int) -> tuple[Any, int]:
+_EDN_MAX_DEPTH = 64
+
+
+def _edn_value(text: str, pos: int, depth: int = 0) -> tuple[Any, int]:
+    if depth > _EDN_MAX_DEPTH:
+        raise _EdnError(f"nested more than {_EDN_MAX_DEPTH} deep")
     match = _EDN_TOKEN.match(text, pos)
     if match is None:
         raise _EdnError(f"unexpected {text[pos : pos + 10]!r}")
@@ -120,13 +141,13 @@ def _edn_value(text: str, pos: int) -> tuple[Any, int]:
                 break
             if end >= len(text):
                 raise _EdnError("unterminated collection")
-            item, end = _edn_value(text, end)
+            item, end = _edn_value(text, end, depth + 1)
             items.append(item)
         if token == "[":
             return tuple(items), end
         if len(items) % 2:
             raise _EdnError("map with an odd number of forms")
-        return dict(zip(items[::2], items[1::2], strict=True)), end
+        return FrozenDict(zip(items[::2], items[1::2], strict=True)), end
     if kind == "close":
         raise _EdnError(f"unexpected {token!r}")
     return _edn_atom(kind, token), end
@@ -138,6 +159,8 @@ def _edn_atom(kind: str | None, token: str) -> Any:
     if kind == "kw":
         return token  # keywords keep their colon to stay apart from strings
     if kind == "num":
+        if len(token) > 4000:  # past the interpreter's digit limit for int()
+            raise _EdnError(f"number of {len(token)} digits is too long")
         return float(token) if "." in token else int(token)
     return {"nil": None, "true": True, "false": False}[token]
 
@@ -156,7 +179,7 @@ def _kv_event(raw: str, source: str, line: int) -> Event:
     fast = _EDN_FAST.fullmatch(raw)
     if fast is not None and fast[2] in EVENT_TYPES:
         kind: EventType = fast[2]  # type: ignore[assignment]
-        return Event(int(fast[1]), kind, fast[3], (fast[4], fast[5]), None, line)
+        return Event(_int(fast[1], source, line), kind, fast[3], (fast[4], fast[5]), None, line)
     obj = _edn_map(raw, source, line)
     for key in (":process", ":type", ":f", ":key"):
         if key not in obj:

@@ -7,8 +7,15 @@ linearizing it unlinks its call and return entries. Meeting a completion
 whose operation is not yet linearized means the current prefix is a dead end:
 backtrack, relinking what was unlinked. Two prefixes that linearized the same
 *set* of operations and reached the same model state have the same futures,
-so each (set, state) pair is explored once; the set is an int used as a
-bitset. This is the structure Porcupine uses, written anew for Python.
+so each (set, state) pair is explored once. This is the structure Porcupine
+uses, written anew for Python.
+
+Memory grows about linearly with the history. A set of linearized
+operations is kept as `(base, window)`: every operation below index `base`
+is linearized and bit k of `window` says whether `base + k` is, so a key
+costs the width of the window of operations in flight, not one bit per
+operation of the history (a bitset per operation and per memo entry made
+memory grow with the square of the history's length).
 
 Two refinements keep it small. An operation whose outcome is unknown has no
 completion entry, so it is never forced: reaching the end with every known
@@ -44,12 +51,12 @@ class _Node:
     to try at their level: legal read-only calls and skipped soft returns.
     """
 
-    __slots__ = ("bit", "fn", "match", "next", "op", "prev", "pure")
+    __slots__ = ("fn", "index", "match", "next", "op", "prev", "pure")
 
-    def __init__(self, op: Operation | None, fn: Any, bit: int, pure: bool = False) -> None:
+    def __init__(self, op: Operation | None, fn: Any, index: int, pure: bool = False) -> None:
         self.op = op
         self.fn = fn
-        self.bit = bit
+        self.index = index  # the operation's position in `ops` (-1: a sentinel)
         self.pure = pure
         self.match: _Node | None = None
         self.prev: _Node = self  # linked for real by _build
@@ -68,21 +75,21 @@ def _build(ops: Sequence[Operation], model: Model, soft: frozenset[int]) -> _Nod
     """
     keyed: list[tuple[int, int, _Node]] = []
     for i, op in enumerate(ops):
-        call = _Node(op, compile_step(model, op), 1 << i, is_read_only(model, op))
+        call = _Node(op, compile_step(model, op), i, is_read_only(model, op))
         keyed.append((op.call, 1, call))
         if op.ret is not None:
-            ret = _Node(op, None, 1 << i, op.id in soft)
+            ret = _Node(op, None, i, op.id in soft)
             call.match = ret
             if op.id in soft:
                 ret.match = call
             keyed.append((op.ret, 0, ret))
     keyed.sort(key=lambda k: (k[0], k[1]))
-    head = prev = _Node(None, None, 0)
+    head = prev = _Node(None, None, -1)
     for _, _, node in keyed:
         prev.next = node
         node.prev = prev
         prev = node
-    end = _Node(None, None, 0)
+    end = _Node(None, None, -1)
     prev.next = end
     end.prev = prev
     return head
@@ -112,9 +119,9 @@ def search_steps(
     """
     head = _build(ops, model, soft)
     state = model.init()
-    bits = 0
-    seen: set[tuple[int, Any]] = set()
-    stack: list[tuple[_Node, Any]] = []
+    base = window = 0  # the linearized set (see the module docstring)
+    seen: set[tuple[int, int, Any]] = set()
+    stack: list[tuple[_Node, Any, int, int]] = []
     longest: list[_Node] = []
     # The loop below runs millions of times: methods are bound to locals and
     # the list surgery of _lift/_unlift is inlined, which saves about a third.
@@ -127,12 +134,18 @@ def search_steps(
         if fn is not None:  # a call entry: try to linearize its operation now
             new = fn(state)
             if new is not ILLEGAL:
-                key = (bits | node.bit, new)
+                w = window | (1 << (node.index - base))  # _with, inlined
+                b = base
+                if w & 1:
+                    ones = (~w & (w + 1)).bit_length() - 1
+                    w >>= ones
+                    b += ones
+                key = (b, w, new)
                 if key not in seen:
                     remember(key)
-                    push((node, state))
+                    push((node, state, base, window))
                     state = new
-                    bits = key[0]
+                    base, window = b, w
                     prev, nxt = node.prev, node.next  # lift the call entry...
                     prev.next = nxt
                     nxt.prev = prev
@@ -146,14 +159,14 @@ def search_steps(
             node = node.next
             continue
         if node.op is None:  # the end: every known operation is linearized
-            return SearchResult(True, [n.op for n, _ in stack if n.fn is not None and n.op])
+            return SearchResult(True, [e[0].op for e in stack if e[0].fn is not None and e[0].op])
         match = node.match
         if match is not None:  # a soft return entry: skip its operation
-            key = (bits | node.bit, state)
+            key = _with(base, window, node.index, state)
             if key not in seen:
                 remember(key)
-                push((node, state))  # popped like a read-only op: no alternative
-                bits = key[0]
+                push((node, state, base, window))  # popped like a read-only op: no alternative
+                base, window = key[0], key[1]
                 prev, nxt = node.prev, node.next
                 prev.next = nxt
                 nxt.prev = prev
@@ -164,7 +177,7 @@ def search_steps(
                 continue
         # A return entry of a pending operation: dead end, backtrack.
         if len(stack) > len(longest):
-            longest = [n for n, _ in stack]
+            longest = [e[0] for e in stack]
         stuck = node.op.ret if node.op is not None else None
         if stuck is not None and stuck > horizon:
             horizon = stuck
@@ -176,8 +189,7 @@ def search_steps(
             if not budget:
                 budget = SLICE
                 yield
-            node, state = pop()  # undo the last linearization
-            bits ^= node.bit
+            node, state, base, window = pop()  # undo the last linearization
             match = node.match
             if match is not None:
                 match.prev.next = match
@@ -189,6 +201,17 @@ def search_steps(
             # A read-only operation that was legal here was as good a first
             # step as any: if nothing worked after it, nothing works here.
         node = node.next
+
+
+def _with(base: int, window: int, index: int, state: Any) -> tuple[int, int, Any]:
+    """The memo key after linearizing operation `index`: the window slides
+    past every operation linearized from its low end."""
+    window |= 1 << (index - base)
+    if window & 1:
+        ones = (~window & (window + 1)).bit_length() - 1
+        window >>= ones
+        base += ones
+    return base, window, state
 
 
 def search(

@@ -11,11 +11,11 @@ import errno
 import os
 import posixpath
 
+from seedbed._identity import current_ref
 from seedbed.errors import UsageError
 from seedbed.fs._file import File, parse_mode
 from seedbed.fs._real import RealBackend
 from seedbed.fs._simdisk import SimDisk
-from seedbed.world._identity import current_ref
 
 StrPath = str | os.PathLike[str]
 

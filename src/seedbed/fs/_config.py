@@ -97,6 +97,6 @@ class DiskConfig:
         check_at_least(
             "DiskConfig", "latency_max", self.latency_max, "latency_min", self.latency_min
         )
-        check_positive_int("DiskConfig", "sector_size", self.sector_size)
+        check_positive_int("DiskConfig", "sector_size", self.sector_size, maximum=1 << 20)
         check_choice("DiskConfig", "tear_model", self.tear_model, TEAR_MODELS)
         check_bool("DiskConfig", "spare_one_replica", self.spare_one_replica)

@@ -8,12 +8,16 @@ resolve like host names; `localhost` and `127.0.0.1` mean the calling node.
 Ports are per node and per kind (stream or datagram). `port=0` picks the
 next free port from 49152 upward (round robin, as kernels do): deterministic,
 and never one that is taken. Name resolution never fails at random: an
-unknown name fails at once with `socket.gaierror`, as NXDOMAIN would.
+unknown name fails at once with `socket.gaierror`, as NXDOMAIN would. An IP
+literal that is no node's (`8.8.8.8`) is an address outside the world: it
+resolves to itself, connects to it time out and datagrams to it vanish, as
+on a host whose network has no route out.
 """
 
 from __future__ import annotations
 
 import errno
+import ipaddress
 import socket
 from typing import Any
 
@@ -59,6 +63,17 @@ class AddressBook:
         if host in self._by_name:
             return host
         return self._by_address.get(host)
+
+    def is_outside(self, host: Any) -> bool:
+        """An IP literal that no node has (8.8.8.8): reachable by no route here,
+        but a well-formed address, so not a name-resolution failure."""
+        if not isinstance(host, str) or self._by_address.get(host) is not None:
+            return False
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return host not in LOOPBACK and host not in ANY
 
     def resolve(self, host: str | None, caller: str) -> str:
         """Like `node_for`, but an unknown host raises `socket.gaierror`."""

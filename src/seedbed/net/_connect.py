@@ -24,17 +24,41 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import errno
+from typing import NoReturn
 
+from seedbed._identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN, Link
 from seedbed.net._pipe import Pipe
 from seedbed.net._server import SimServer
 from seedbed.net._stream import StreamEndpoint
-from seedbed.world._identity import NodeRef
 
 # TCP's first SYN retransmission comes 1 s after the SYN, each later one after
 # twice the previous wait: 1, 3, 7, 15... seconds after the connect began.
 _FIRST_RETRANSMIT = 1_000_000_000
+
+
+async def connect_outside(fabric: Fabric, ref: NodeRef, host: str, port: int) -> NoReturn:
+    """A connect to an address no node has: its SYNs go unanswered, and it
+    fails with `TimeoutError` `connect_timeout` after it began (a real host
+    whose network has no route there sees the same)."""
+    fabric.trace.emit("net.connect.outside", ref.name, host, port)
+    deadline = fabric.loop.create_future()
+    timer = fabric.at(fabric.clock.now + fabric.links.timing.connect_timeout, _settle, deadline)
+    try:
+        await deadline
+    finally:
+        timer.cancel()
+    raise TimeoutError(
+        errno.ETIMEDOUT,
+        f"connect to {host}:{port} timed out: no node has that address "
+        "(the simulated network reaches only its own nodes)",
+    )
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class Handshake:

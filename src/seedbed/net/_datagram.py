@@ -17,10 +17,10 @@ import contextvars
 import socket
 from typing import Any
 
+from seedbed._identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
 from seedbed.net._stream import SimSocket
-from seedbed.world._identity import NodeRef
 
 Address = tuple[str, int]
 

@@ -12,10 +12,10 @@ import contextvars
 from typing import Any
 
 from seedbed._core import Stream, Trace
+from seedbed._identity import NodeDirectory
 from seedbed.net._addresses import AddressBook, PortTable
 from seedbed.net._config import NetworkConfig
 from seedbed.net._links import Links
-from seedbed.world._identity import NodeDirectory
 
 NS = 1_000_000_000
 CHUNK_BATCH = 256  # chunk split points drawn at once

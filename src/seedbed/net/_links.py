@@ -13,7 +13,14 @@ states:
   `release` delivers the backlog after a fresh latency.
 
 The state is checked when traffic arrives at the far end, so a partition
-also catches what was already in flight. Links are kept in creation order
+also catches what was already in flight.
+
+Patterns. `partition`/`hold` change the links you name, and they stay so
+until `repair`/`release`/`heal`. `isolate` and `random_halves` are patterns
+over a set of nodes (every node, unless given one): a new pattern replaces
+the last one (the links only it cut open again) unless asked to add to it,
+and never touches a link you cut or held by name. `cuts()` lists the links
+dropping traffic now, whichever verb cut them. Links are kept in creation order
 and partition verbs walk the directory's node order: nothing here iterates
 in hash order.
 """
@@ -66,7 +73,7 @@ class Link:
 class Links:
     """Every link of one network, and the verbs that change them."""
 
-    __slots__ = ("_links", "_names", "_stream", "_trace", "timing")
+    __slots__ = ("_by_hand", "_links", "_names", "_pattern", "_stream", "_trace", "timing")
 
     def __init__(
         self, stream: Stream, trace: Trace, config: NetworkConfig, names: Callable[[], list[str]]
@@ -75,6 +82,8 @@ class Links:
         self._trace = trace
         self._names = names
         self._links: dict[tuple[str, str], Link] = {}
+        self._pattern: dict[tuple[str, str], None] = {}  # links the patterns cut, in order
+        self._by_hand: dict[tuple[str, str], None] = {}  # links partitioned or held by name
         self.timing = Timing(config)
 
     def get(self, src: str, dst: str) -> Link:
@@ -115,37 +124,76 @@ class Links:
     # -- verbs --------------------------------------------------------------
 
     def set(self, a: str, b: str, state: int, one_way: bool) -> None:
-        """Put a -> b (and b -> a unless one_way) into `state`."""
+        """Put a -> b (and b -> a unless one_way) into `state`, by hand."""
         if a == b:
             raise UsageError(f"a link joins two different nodes, got {a!r} twice")
-        self._set(self.get(a, b), state)
-        if not one_way:
-            self._set(self.get(b, a), state)
+        for key in [(a, b)] if one_way else [(a, b), (b, a)]:
+            self._pattern.pop(key, None)
+            if state == OPEN:
+                self._by_hand.pop(key, None)
+            else:
+                self._by_hand[key] = None
+            self._set(self.get(*key), state)
 
-    def isolate(self, node: str) -> None:
-        """Drop traffic between `node` and every other node, both ways."""
-        for other in self._names():
-            if other != node:
-                self.set(node, other, DROPPED, one_way=False)
+    def isolate(self, node: str, among: list[str] | None = None, add: bool = False) -> None:
+        """Drop traffic between `node` and every other node of `among`, both ways."""
+        others = [other for other in self._among(among, "isolate") if other != node]
+        self._apply_pattern([(node, other) for other in others], add)
 
     def heal(self) -> None:
         """Open every link (partitions and holds alike), in creation order."""
+        self._pattern.clear()
+        self._by_hand.clear()
         for link in list(self._links.values()):
             self._set(link, OPEN)
 
-    def random_halves(self) -> tuple[list[str], list[str]]:
-        """Split the nodes into two halves chosen by the entropy; drop traffic between them."""
-        names = self._names()
+    def random_halves(
+        self, among: list[str] | None = None, add: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Split `among` into two halves chosen by the entropy; drop traffic between them."""
+        names = self._among(among, "random_halves")
         if len(names) < 2:
             raise UsageError(f"random_halves needs at least two nodes, got {names!r}")
         order = self._stream.permutation(len(names), "random halves")
         chosen = sorted(order[: len(names) // 2])
         first = [names[i] for i in chosen]
         second = [name for name in names if name not in first]
-        for a in first:
-            for b in second:
-                self.set(a, b, DROPPED, one_way=False)
+        self._apply_pattern([(a, b) for a in first for b in second], add)
         return first, second
+
+    def cuts(self) -> list[tuple[str, str]]:
+        """Every link dropping traffic now, as (from, to), in node order."""
+        names = self._names()
+        return [
+            (a, b)
+            for a in names
+            for b in names
+            if (a, b) in self._links and self._links[(a, b)].state == DROPPED
+        ]
+
+    def _among(self, among: list[str] | None, verb: str) -> list[str]:
+        """The nodes a pattern spans, in the directory's order."""
+        names = self._names()
+        if among is None:
+            return names
+        if isinstance(among, str):
+            raise UsageError(f"{verb}(among=...) takes a list of node names, got {among!r}")
+        unknown = [name for name in among if name not in names]
+        if unknown:
+            raise UsageError(f"{verb}(among=...): unknown node(s) {unknown!r}; nodes are {names!r}")
+        return [name for name in names if name in among]
+
+    def _apply_pattern(self, pairs: list[tuple[str, str]], add: bool) -> None:
+        """Cut `pairs` both ways; first, unless adding, open what the last pattern cut."""
+        if not add:
+            for key in list(self._pattern):
+                self._set(self._links[key], OPEN)
+            self._pattern.clear()
+        for a, b in pairs:
+            for key in ((a, b), (b, a)):
+                if key not in self._by_hand:  # a link cut or held by name stays as it is
+                    self._pattern[key] = None
+                    self._set(self.get(*key), DROPPED)
 
     def _set(self, link: Link, state: int) -> None:
         if link.state == state:

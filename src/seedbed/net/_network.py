@@ -24,16 +24,16 @@ import ssl as ssl_module
 from typing import Any
 
 from seedbed._core import Stream
+from seedbed._identity import NodeDirectory, NodeRef, current_ref
 from seedbed.errors import SimulationEscape, UsageError
 from seedbed.net._addresses import LOOPBACK, port_number
 from seedbed.net._config import NetworkConfig
-from seedbed.net._connect import Handshake
+from seedbed.net._connect import Handshake, connect_outside
 from seedbed.net._datagram import DatagramEndpoint
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import DROPPED, HELD, OPEN
 from seedbed.net._server import SimServer, make_tls_wrap
 from seedbed.net._stream import StreamEndpoint
-from seedbed.world._identity import NodeDirectory, NodeRef, current_ref
 
 _PROTOCOLS: dict[int, int] = {
     socket.SOCK_STREAM: socket.IPPROTO_TCP,
@@ -92,18 +92,28 @@ class SimNetwork:
         self._check_node(b)
         self._fabric.links.set(a, b, state, one_way)
 
-    def isolate(self, node: str) -> None:
-        """Partition `node` from every other node."""
+    def isolate(self, node: str, *, among: list[str] | None = None, add: bool = False) -> None:
+        """Partition `node` from every other node of `among` (default: all).
+
+        A pattern: it replaces the last `isolate`/`random_halves` unless `add`.
+        """
         self._check_node(node)
-        self._fabric.links.isolate(node)
+        self._fabric.links.isolate(node, among, add)
 
     def heal(self) -> None:
         """Repair every partition and release every hold."""
         self._fabric.links.heal()
 
-    def random_halves(self) -> tuple[list[str], list[str]]:
-        """Partition the nodes into two halves drawn from the entropy; return them."""
-        return self._fabric.links.random_halves()
+    def random_halves(
+        self, *, among: list[str] | None = None, add: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Partition `among` (default: all nodes) into two halves drawn from the
+        entropy; return them. A pattern, like `isolate`."""
+        return self._fabric.links.random_halves(among, add)
+
+    def cuts(self) -> list[tuple[str, str]]:
+        """The links dropping traffic now, as (from, to) pairs, in node order."""
+        return self._fabric.links.cuts()
 
     def node_crashed(self, name: str) -> None:
         """Reset its connections, remove its listeners and endpoints, drop its traffic."""
@@ -144,8 +154,11 @@ class SimNetwork:
         if isinstance(host, bytes):
             host = host.decode()
         ref = current_ref()
-        node = self._fabric.addresses.resolve(host, ref.name if ref else "")
-        address = host if host in LOOPBACK[:1] else self._fabric.addresses.address_of(node)
+        if self._fabric.addresses.is_outside(host):
+            address = host  # a numeric address resolves to itself, node or not
+        else:
+            node = self._fabric.addresses.resolve(host, ref.name if ref else "")
+            address = host if host in LOOPBACK[:1] else self._fabric.addresses.address_of(node)
         number = port_number(port)
         kinds = [type] if type else [socket.SOCK_STREAM, socket.SOCK_DGRAM]
         return [
@@ -168,6 +181,8 @@ class SimNetwork:
     async def sock_connect(self, sock: Any, address: tuple[Any, ...]) -> None:
         """Connect on the simulated network; `create_connection(sock=sock)` claims it."""
         ref = _caller("loop.sock_connect()")
+        if self._fabric.addresses.is_outside(address[0]):
+            await connect_outside(self._fabric, ref, address[0], port_number(address[1]))
         dst = self._resolve(address[0], ref)
         handshake = Handshake(
             self._fabric, ref, contextvars.copy_context(), dst, port_number(address[1])
@@ -192,6 +207,8 @@ class SimNetwork:
         if sock is not None:
             endpoint = self._claim(sock)
         else:
+            if self._fabric.addresses.is_outside(host):
+                await connect_outside(self._fabric, ref, host, port_number(port))
             dst = self._resolve(host, ref)
             context = contextvars.copy_context()
             endpoint = await Handshake(self._fabric, ref, context, dst, port_number(port)).run()
@@ -283,7 +300,9 @@ class SimNetwork:
         if local_addr is not None and self._resolve(local_addr[0], ref) != ref.name:
             raise OSError(99, f"cannot bind {local_addr!r}: not an address of {ref.name}")
         remote = None
-        if remote_addr is not None:
+        if remote_addr is not None and self._fabric.addresses.is_outside(remote_addr[0]):
+            remote = (remote_addr[0], port_number(remote_addr[1]))  # sends to it vanish
+        elif remote_addr is not None:
             remote = (
                 self._fabric.addresses.address_of(self._resolve(remote_addr[0], ref)),
                 port_number(remote_addr[1]),

@@ -20,9 +20,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from seedbed._identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._stream import SimSocket, StreamEndpoint
-from seedbed.world._identity import NodeRef
 
 ProtocolFactory = Callable[[], asyncio.BaseProtocol]
 Wrap = Callable[[asyncio.BaseProtocol], asyncio.BaseProtocol]

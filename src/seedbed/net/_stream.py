@@ -26,9 +26,9 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from seedbed._identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._pipe import DATA, RST, Pipe
-from seedbed.world._identity import NodeRef
 
 Address = tuple[str, int]
 

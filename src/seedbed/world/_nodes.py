@@ -25,10 +25,10 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
+from seedbed._identity import NodeRef, new_node_context
 from seedbed.aio._handles import SimTask
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
-from seedbed.world._identity import NodeRef, new_node_context
 
 HOST, CLIENT = "host", "client"
 

@@ -6,7 +6,9 @@ scheduled action's) exception fails the run, with the seed in the error.
 Control verbs (`crash`, `restart`, `bounce`, and the network's `partition`,
 `repair`, `hold`, `release`, `isolate`, `heal`, `random_halves`) work from
 the test between steps (`advance`), from an action scheduled with `at`, and
-from a task inside the run.
+from a task inside the run. `isolate` and `random_halves` are patterns over
+the hosts (or `among=`): each replaces the last unless `add=True`; `cuts()`
+says which links drop traffic (see `seedbed.net._links`).
 
 Every node has a simulated disk (`disk=DiskConfig(...)` sets its faults) and
 the world has one network (`network=NetworkConfig(...)`). `interleave=False`
@@ -24,13 +26,16 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from seedbed._core import Trace, to_ns
-from seedbed._core.tracefile import TraceFile, read_trace
+from seedbed._core.trace import Event
+from seedbed._core.tracefile import RecordedTrace
+from seedbed._core.validate import check_bool
+from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import abandon_pending, check_seed, write_run_trace
@@ -38,7 +43,6 @@ from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageE
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
-from seedbed.world._identity import NODE
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
 
 
@@ -69,13 +73,14 @@ class Simulation:
         **loop_options: Any,
     ) -> None:
         self.seed = check_seed(seed)
+        _check_components(clock=clock, network=network, disk=disk, interleave=interleave)
         try:
             config = LoopConfig(**loop_options)
         except TypeError as exc:
             raise UsageError(f"unknown Simulation option: {exc}") from None
         self._trace_path = trace
         self._recorded = self._read_recording(replay)
-        events = self._recorded.events if self._recorded is not None else None
+        events = cast(Sequence[Event], self._recorded.events) if self._recorded else None
         self._loop = SeedbedLoop(self.seed, config, Trace(keep=trace is not None, expected=events))
         self._loop._st.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
         if interleave:
@@ -167,17 +172,37 @@ class Simulation:
     def release(self, a: str, b: str, *, one_way: bool = False) -> None:
         self._network.release(a, b, one_way=one_way)
 
-    def isolate(self, name: str) -> None:
-        """Partition one node from every other."""
-        self._network.isolate(name)
+    def isolate(self, name: str, *, among: list[str] | None = None, add: bool = False) -> None:
+        """Partition one node from every other host (or every other node of `among`).
+
+        Clients keep reaching every host unless `among` names them. A pattern:
+        it replaces the cuts of the last `isolate`/`random_halves` unless `add`;
+        links cut or held by name are left as they are.
+        """
+        self._network.isolate(name, among=self._pattern_nodes(among), add=add)
 
     def heal(self) -> None:
         """Repair every partition and release every hold."""
         self._network.heal()
 
-    def random_halves(self) -> tuple[list[str], list[str]]:
-        """Partition the nodes into two halves drawn from the entropy."""
-        return self._network.random_halves()
+    def random_halves(
+        self, *, among: list[str] | None = None, add: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Partition the hosts (or `among`) into two halves drawn from the entropy.
+
+        Clients keep reaching both halves unless `among` names them. A pattern,
+        like `isolate`.
+        """
+        return self._network.random_halves(among=self._pattern_nodes(among), add=add)
+
+    def cuts(self) -> list[tuple[str, str]]:
+        """The links dropping traffic now, as (from, to) pairs, in node order."""
+        return self._network.cuts()
+
+    def _pattern_nodes(self, among: list[str] | None) -> list[str]:
+        if among is not None:
+            return among
+        return [node.name for node in self._nodes.all() if node.kind == HOST]
 
     @property
     def network(self) -> SimNetwork:
@@ -211,6 +236,8 @@ class Simulation:
             values = self._drive(self._until_clients_return(clients, max_time))
         except BaseException as exc:
             failure = exc
+            if self._recorded is not None:  # a malformed or cut recording, not a divergence
+                self._recorded.raise_if_defective()
             divergence = self._loop._st.trace.divergence
             if divergence is not None and divergence is not exc:
                 raise divergence from exc
@@ -225,10 +252,10 @@ class Simulation:
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
         )
 
-    def _read_recording(self, path: str | Path | None) -> TraceFile | None:
+    def _read_recording(self, path: str | Path | None) -> RecordedTrace | None:
         if path is None:
             return None
-        recorded = read_trace(path)
+        recorded = RecordedTrace(path)  # read as the run compares, one event at a time
         if recorded.seed != self.seed:
             raise UsageError(
                 f"{path} was recorded with seed {recorded.seed}, not {self.seed}: "
@@ -242,7 +269,7 @@ class Simulation:
             return
         trace = self._loop._st.trace
         trace.check_complete()
-        recorded_failure = self._recorded.end.get("failure")
+        recorded_failure = self._recorded.end.get("failure")  # raises a defect of the file
         if recorded_failure is not None:
             raise self._loop._fail(
                 Nondeterminism(
@@ -374,6 +401,23 @@ async def _awaiting(awaitable: Any) -> Any:
             f"a node's main must be an async function; it returned {type(awaitable).__name__}"
         )
     return await awaitable
+
+
+_COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfig}
+
+
+def _check_components(**given: Any) -> None:
+    """World options of the wrong type fail here, naming the type expected."""
+    check_bool("Simulation", "interleave", given.pop("interleave"))
+    for name, value in given.items():
+        expected = _COMPONENTS[name]
+        if value is None or isinstance(value, expected):
+            continue
+        hint = f"; write {expected.__name__}(**{{...}})" if isinstance(value, dict) else ""
+        raise UsageError(
+            f"Simulation({name}=...) takes a seedbed.{expected.__name__} or None, "
+            f"got {type(value).__name__} {value!r:.60}{hint}"
+        )
 
 
 def _with_max_time(config: LoopConfig, max_time: float) -> LoopConfig:

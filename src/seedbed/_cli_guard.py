@@ -1,0 +1,50 @@
+"""What the command line does with the user's program misbehaving in odd ways.
+
+Shared by every command that runs user code (`run`, `replay`, `sweep`, and
+the commands other modules add), so that none of them shows a traceback for
+a mistake in the user's program:
+
+- `safe_repr`: a returned value whose `repr` raises (or is huge) still prints;
+- `exit_from_user_code`: a program that calls `sys.exit` or raises
+  `KeyboardInterrupt` inside a run gets one line naming what happened, the
+  seed and the replay command, and the exit status a failed run has (1), or
+  130 for an interrupt, as shells expect.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+import click
+
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+
+
+def safe_repr(value: Any, limit: int = 200) -> str:
+    """`repr(value)`, cut at `limit`; a repr that raises is described instead."""
+    try:
+        text = repr(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} whose repr raised {type(exc).__name__}: {exc}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def exit_from_user_code(
+    exc: SystemExit | KeyboardInterrupt, target: str, seed: int | None = None
+) -> NoReturn:
+    """Report a `sys.exit` or `KeyboardInterrupt` raised inside a run, and exit.
+
+    `seed` is the run's when one seed was run (the replay command follows).
+    """
+    where = f"seed={seed}" if seed is not None else "during the sweep"
+    again = f"; replay: seedbed run {target} --seed {seed}" if seed is not None else ""
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo(f"interrupted: {target} ({where}, KeyboardInterrupt){again}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    click.echo(
+        f"SystemExit: {target} called sys.exit({safe_repr(exc.code, 60)}) inside the run "
+        f"({where}): a simulated program returns or raises, it must not exit{again}",
+        err=True,
+    )
+    sys.exit(EXIT_FAILED)

@@ -1,0 +1,258 @@
+"""The fuzz tier: every reader and every config, fed what users (and disks) produce.
+
+Each property says: the input is either accepted or refused with the
+documented error type (`UsageError`, of which `HistoryError` is one), never
+anything else: no `ValueError` from a 5,000-digit integer, no
+`RecursionError` from deep nesting, no `TypeError` from a dict where a number
+was expected. Budgets are fixed and small (derandomized, so CI runs the
+same examples every time); raise `SEEDBED_FUZZ_EXAMPLES` for a longer hunt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import seedbed
+from seedbed import UsageError
+from seedbed._core.tracefile import read_trace
+from seedbed.check import MODELS, linearizable, parse_history
+from seedbed.check._history import Event, History
+
+EXAMPLES = int(os.environ.get("SEEDBED_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+# -- values that break naive readers -------------------------------------------
+
+huge_ints = st.integers(4290, 6000).map(lambda digits: 10**digits - 1)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    huge_ints,
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _deep(depth: int, open_: str, close: str) -> str:
+    return open_ * depth + close * depth
+
+
+deep_json = st.integers(500, 5000).map(lambda n: _deep(n, "[", "]"))
+
+
+def _json_text(value: Any) -> str:
+    """JSON text, huge integers included (the writer may print what a reader refuses)."""
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return json.dumps(value)
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
+json_lines = st.one_of(json_values.map(_json_text), deep_json, st.text(max_size=40))
+
+# -- trace files -----------------------------------------------------------------
+
+headers = st.fixed_dictionaries(
+    {"seedbed": st.just("0.1.0"), "seed": st.one_of(st.integers(-5, 2**66), huge_ints, scalars)},
+    optional={"options": st.one_of(st.just({}), json_values)},
+)
+
+
+@st.composite
+def trace_files(draw: st.DrawFn) -> str:
+    header = draw(headers)
+    lines = [_json_text(header)]
+    lines += draw(st.lists(json_lines, max_size=6))
+    if draw(st.booleans()):
+        lines.append(_json_text({"end": draw(st.integers(0, 8)), "hash": "0" * 16}))
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(text=trace_files())
+def test_trace_reader_accepts_or_refuses_in_one_line(tmp_path_factory: Any, text: str) -> None:
+    path = Path(tmp_path_factory.mktemp("trace")) / "t.jsonl"
+    path.write_text(text)
+    try:
+        read_trace(path)
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+
+
+# -- histories -------------------------------------------------------------------
+
+event_objects = st.fixed_dictionaries(
+    {
+        "process": st.one_of(st.integers(0, 3), scalars, json_values),
+        "type": st.sampled_from(["invoke", "ok", "fail", "info", "bogus"]),
+        "f": st.sampled_from(["read", "write", "cas", "get", "put", "append"]),
+        "value": json_values,
+    },
+    optional={"time": scalars},
+)
+edn_lines = st.one_of(
+    st.builds(
+        "{{:process {}, :type :{}, :f :{}, :key {}, :value {}}}".format,
+        st.sampled_from(["0", "1", "{}", "[1 2]", "99999999999999999999" * 300]),
+        st.sampled_from(["invoke", "ok", "fail", "info"]),
+        st.sampled_from(["get", "put", "read"]),
+        st.sampled_from(['"k"', "{:a 1}", "[1 [2]]", "1", _deep(3000, "[", "]")]),
+        st.sampled_from(["nil", '"v"', "{[1] 2}", "{{:a 1} 2}", "9" * 5000, _deep(3000, "[", "]")]),
+    ),
+    st.text(max_size=30).map(lambda t: "{:" + t),
+)
+jepsen_lines = st.builds(
+    "INFO  jepsen.util - {}\t:{}\t:{}\t{}".format,
+    st.sampled_from(["0", "1", "9" * 5000]),
+    st.sampled_from(["invoke", "ok", "fail", "info"]),
+    st.sampled_from(["read", "write", "cas"]),
+    st.sampled_from(["nil", "1", "[1 2]", "9" * 5000, "[9 " + "9" * 5000 + "]", ":timed-out"]),
+)
+
+
+@st.composite
+def history_texts(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["jsonl", "edn", "jepsen"]))
+    if kind == "jsonl":
+        lines = draw(st.lists(st.one_of(event_objects.map(_json_text), json_lines), max_size=8))
+    elif kind == "edn":
+        lines = draw(st.lists(edn_lines, max_size=8))
+    else:
+        lines = draw(st.lists(jepsen_lines, max_size=8))
+    return "\n".join(lines) + "\n"
+
+
+def _check_all_models(history: History) -> None:
+    for name in sorted(MODELS):
+        try:
+            verdict = linearizable(history, MODELS[name](), timeout=2)
+        except UsageError as exc:  # ModelError: the history does not fit the model
+            assert "\n" not in str(exc)
+        else:
+            assert str(verdict.outcome)
+
+
+@FUZZ
+@given(text=history_texts())
+def test_history_parsers_and_checker_accept_or_refuse(text: str) -> None:
+    try:
+        history = parse_history(text, "fuzz.jsonl")
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+        return
+    _check_all_models(history)
+
+
+@FUZZ
+@given(
+    values=st.lists(
+        st.tuples(
+            st.sampled_from(["read", "write", "cas", "get", "put"]), json_values, json_values
+        ),
+        max_size=5,
+    )
+)
+def test_checker_takes_any_value_a_recorder_holds(values: list[tuple[str, Any, Any]]) -> None:
+    """Values recorded in memory (dicts, lists...) check without a TypeError."""
+    events = []
+    for process, (f, argument, result) in enumerate(values):
+        events.append(Event(process, "invoke", f, argument))
+        events.append(Event(process, "ok", f, result))
+    _check_all_models(History(events, "<recorder>"))
+
+
+# -- configs -------------------------------------------------------------------
+
+setting_values = st.one_of(
+    scalars,
+    st.just(1e300),
+    st.just(10**400),
+    st.just(-1),
+    st.just("1"),
+    st.just([1]),
+    st.just({"a": 1}),
+    st.floats(0, 2e9),
+    st.integers(0, 2**70),
+)
+CONFIGS = [seedbed.LoopConfig, seedbed.NetworkConfig, seedbed.DiskConfig, seedbed.ClockConfig]
+
+
+@st.composite
+def config_kwargs(draw: st.DrawFn) -> tuple[type, dict[str, Any]]:
+    config = draw(st.sampled_from(CONFIGS))
+    names = [field for field in config.__dataclass_fields__]
+    chosen = draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))
+    return config, {name: draw(setting_values) for name in chosen}
+
+
+@FUZZ
+@given(case=config_kwargs())
+def test_every_config_accepts_a_runnable_value_or_refuses_in_one_line(
+    case: tuple[type, dict[str, Any]],
+) -> None:
+    config, kwargs = case
+    try:
+        built = config(**kwargs)
+    except UsageError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 300
+        return
+    _run_briefly(built)
+
+
+def _run_briefly(config: Any) -> None:
+    """An accepted config must run: a client that sleeps, connects and writes a file."""
+    import asyncio
+
+    async def server() -> None:
+        await asyncio.start_server(lambda r, w: None, port=9)
+        await asyncio.Event().wait()
+
+    async def client() -> str:
+        await asyncio.sleep(0.5)
+        try:
+            await asyncio.wait_for(asyncio.open_connection("n1", 9), 5)
+            await seedbed.fs.write_file("/x", b"data")
+        except OSError:
+            pass
+        return "done"
+
+    options: dict[str, Any] = {}
+    if isinstance(config, seedbed.LoopConfig):
+        options = {k: v for k, v in config.__dict__.items() if k != "max_time"}
+        options["max_steps"] = None
+    else:
+        kind = {
+            seedbed.NetworkConfig: "network",
+            seedbed.DiskConfig: "disk",
+            seedbed.ClockConfig: "clock",
+        }[type(config)]
+        options = {kind: config}
+    sim = seedbed.Simulation(seed=1, **options)
+    sim.host("n1", server)
+    sim.client("c1", client)
+    try:
+        sim.run(max_time=60)
+    except seedbed.SimulationFailure:
+        pass  # a budget or deadlock is an answer; a crash would not be
