@@ -19,34 +19,45 @@ Patching the attribute of `time` is not enough: `from time import monotonic`
 in `queue`, `threading` (`_time`), `subprocess` or user code holds its own
 reference. So every module's globals are scanned (in sorted module-name
 order, each module once, cached) for references identical to an original and
-rebound too. Everything is restored by `deactivate()`. A module first
+rebound too, and copies held elsewhere (closures, defaults, classes,
+partials, dataclass fields) are found through the garbage collector by
+`_holders`. Everything is restored by `deactivate()`. A module first
 imported during a run keeps the stand-ins it copied, so every stand-in falls
 back to the real function whenever no run is active, or when called from a
 thread other than the run's (other threads of the process keep the real world).
+
+The scan never runs the code of what it scans: anything may sit in
+`sys.modules` (a cffi `Lib` that raises on every attribute, a lazy module
+that would load, a proxy), so a module's globals are read through
+`ModuleType`'s own descriptor, never hashed or compared, and non-modules are
+left to the garbage-collector search. Activation is all or nothing: the scan
+cache is committed only once every module was scanned, and any error restores
+everything and fails as `SimulatorBug` naming the module.
 
 Which escapes each CPython version detects, and how: the table in `_escapes`.
 
 Not interposed (cannot be from Python): clocks read by C code (lock, select
 and `queue` timeouts, OpenSSL), `hash()` randomization, `os.getrandom`,
-default arguments captured at definition time (`sched.scheduler(timefunc=)`).
-Pickling a real `datetime` during a run fails (pickle finds the stand-in
-class under `datetime.datetime`).
+copies out of `_holders`' reach (listed there). Pickling a real `datetime`
+during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 import os
 import random
 import sys
 import time
 import types
 import uuid
+from collections.abc import Callable
 from typing import Any, Self
 
-from seedbed.aio import _escapes
+from seedbed.aio import _escapes, _holders
 from seedbed.aio._host import InterposeHost
-from seedbed.errors import UsageError
+from seedbed.errors import SimulatorBug, UsageError
 
 _get_ident = _escapes._get_ident  # _thread.get_ident: the run's thread check
 
@@ -293,57 +304,95 @@ def _build_replacements() -> None:
         _replacements[id(original)] = (original, fake)
 
 
-# Scan cache. `_seen` is the set of (name, module) pairs already scanned, so a
-# module replaced under the same name is scanned again; `_hits` maps a module
-# name to its globals and the names in them that held an original.
-_seen: set[tuple[str, object]] = set()
+# Scan cache: module name -> (the module, its type when scanned). A module
+# replaced under the same name, or a lazy module that has since loaded (its
+# class changes), is scanned again. Modules are compared by identity only:
+# anything in sys.modules may raise on hashing, equality or attribute access.
+_seen: dict[str, tuple[object, type]] = {}
 _seen_keys: list[str] = []
 _seen_values: list[object] = []
+# module name -> its globals and the names in them that held an original.
 _hits: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
 _hit_order: list[str] = []
+# Read a module's namespace without running its (or a proxy's) attribute
+# lookup: a lazy module would load, a cffi `Lib` raises for unknown names.
+_module_dict: Callable[[object], object] = vars(types.ModuleType)["__dict__"].__get__
 
 
-def _scan_module(name: str, module: object) -> None:
-    namespace = _namespace(module)  # None for non-modules and some lazy loaders
-    if name in _SKIP or not isinstance(namespace, dict):
-        return
-    # A copy: another thread may be importing into this module right now.
-    found = tuple(sorted(k for k, v in namespace.copy().items() if id(v) in _replacements))
-    if found:
-        _hits[name] = (namespace, found)
-    else:
-        _hits.pop(name, None)
+class _ScanError(Exception):
+    """Interposition failed while handling one module; names it for SimulatorBug."""
+
+    def __init__(self, module: str, cause: BaseException) -> None:
+        super().__init__(module)
+        self.module = module
+        self.cause = cause
 
 
-def _scan_new_modules() -> None:
-    """Scan the modules imported (or replaced) since the last scan."""
-    # Fast path (most activations of a sweep): sys.modules is unchanged. List
-    # equality compares by identity first, so this is an identity check in C.
-    keys, values = list(sys.modules), list(sys.modules.values())
-    if keys == _seen_keys and values == _seen_values:
-        return
-    _seen_keys[:], _seen_values[:] = keys, values
-    current = sys.modules.copy()
-    try:
-        fresh = sorted(current.items() - _seen, key=lambda item: item[0])
-    except TypeError:  # an unhashable object in sys.modules: scan all
-        fresh = sorted(current.items(), key=lambda item: item[0])
-    if not fresh and len(current) == len(_seen):
-        return
-    for name, module in fresh:
-        _scan_module(name, module)
-    for name in [n for n, (ns, _) in _hits.items() if _namespace(current.get(n)) is not ns]:
-        del _hits[name]  # removed from sys.modules: stop patching a dead module
-    _seen.clear()
-    _seen.update((k, v) for k, v in current.items() if v.__hash__ is not None)
-    _hit_order[:] = sorted(_hits)
+def _namespace(module: object) -> dict[str, Any] | None:
+    """A module's globals, or None for anything that is not a module.
 
-
-def _namespace(module: object) -> object:
-    try:
-        return vars(module)
-    except Exception:
+    Objects of other kinds in sys.modules are left to the holder scan, which
+    finds copies through the garbage collector without touching attributes.
+    """
+    if not issubclass(type(module), types.ModuleType):
         return None
+    namespace = _module_dict(module)
+    return namespace if type(namespace) is dict else None
+
+
+def _scan_module(name: str, module: object) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """(globals, names holding an original) of one module, None if it holds none."""
+    namespace = _namespace(module)
+    if name in _SKIP or namespace is None:
+        return None
+    # A copy: another thread may be importing into this module right now.
+    items = namespace.copy().items()
+    found = tuple(sorted(k for k, v in items if type(k) is str and id(v) in _replacements))
+    return (namespace, found) if found else None
+
+
+def _same_modules(keys: list[str], values: list[object]) -> bool:
+    return (
+        keys == _seen_keys
+        and len(values) == len(_seen_values)
+        and all(map(operator.is_, values, _seen_values))
+    )
+
+
+def _unchanged(name: str, entry: tuple[object, type]) -> bool:
+    old = _seen.get(name)
+    return old is not None and old[0] is entry[0] and old[1] is entry[1]
+
+
+def _scan_new_modules() -> bool:
+    """Scan the modules imported (or replaced) since the last scan; False if none.
+
+    All or nothing: the cache is updated only after every new module was
+    scanned, so a failure leaves the next activation to scan them again.
+    """
+    # Fast path (most activations of a sweep): sys.modules is unchanged.
+    current = sys.modules.copy()
+    keys, values = list(current), list[object](current.values())
+    if _same_modules(keys, values):
+        return False
+    seen = {name: (module, type(module)) for name, module in current.items()}
+    hits = {n: hit for n, hit in _hits.items() if _namespace(current.get(n)) is hit[0]}
+    for name in sorted(n for n, entry in seen.items() if not _unchanged(n, entry)):
+        try:
+            hit = _scan_module(name, current[name])
+        except Exception as exc:
+            raise _ScanError(name, exc) from exc
+        if hit is None:
+            hits.pop(name, None)
+        else:
+            hits[name] = hit
+    _hits.clear()
+    _hits.update(hits)
+    _hit_order[:] = sorted(hits)
+    _seen.clear()
+    _seen.update(seen)
+    _seen_keys[:], _seen_values[:] = keys, values
+    return True
 
 
 # What activate() changed, in order: (namespace, name, original, stand-in).
@@ -353,15 +402,22 @@ _saved_random_state: tuple[Any, ...] | None = None
 
 def _rebind_copies() -> None:
     for modname in _hit_order:
-        namespace, names = _hits[modname]
-        for attr in names:
-            current = namespace.get(attr)
-            entry = _replacements.get(id(current))
-            if entry is None or entry[0] is not current:
-                continue  # rebound since the scan
-            fake = _SPECIFIC.get((modname, attr), entry[1])
-            namespace[attr] = fake
-            _applied.append((namespace, attr, current, fake))
+        try:
+            _rebind_module(modname)
+        except Exception as exc:
+            raise _ScanError(modname, exc) from exc
+
+
+def _rebind_module(modname: str) -> None:
+    namespace, names = _hits[modname]
+    for attr in names:
+        current = namespace.get(attr)
+        entry = _replacements.get(id(current))
+        if entry is None or entry[0] is not current:
+            continue  # rebound since the scan
+        fake = _SPECIFIC.get((modname, attr), entry[1])
+        namespace[attr] = fake
+        _applied.append((namespace, attr, current, fake))
 
 
 def _restore_copies() -> None:
@@ -392,17 +448,38 @@ def activate(host: InterposeHost) -> None:
     _escapes.install_audit_hook()
     if not _replacements:
         _build_replacements()
+    search = _holders.changed(_replacements)  # before anything moves a reference
     try:
-        _scan_new_modules()
+        search |= _scan_new_modules()
         _saved_random_state = random.getstate()
         random.seed(host.seed_for("random module seed"))
         _uuid_last, _uuid_node = 0, None
         random.Random.seed = _seed  # type: ignore[method-assign]
         _rebind_copies()
+        _rebind_holders(search)
         _go_live(host)
+    except _ScanError as exc:
+        deactivate()
+        raise SimulatorBug(
+            f"seedbed failed to interpose on module {exc.module!r} "
+            f"({type(exc.cause).__name__}: {exc.cause}); nothing was changed. "
+            "Please report this with the module's name"
+        ) from exc.cause
     except BaseException:
         deactivate()
         raise
+
+
+def _rebind_holders(search: bool) -> None:
+    """Copies in closures, defaults, classes, partials... (see `_holders`)."""
+    excluded: list[object] = [globals(), vars(_escapes), _escapes._REAL_THREAD_STARTS, *_applied]
+    for _, fake in _replacements.values():
+        excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
+    excluded.extend(_replacements.values())
+    try:
+        _holders.rebind(_replacements, excluded, search)
+    except Exception as exc:
+        raise _ScanError("(closures, defaults and classes)", exc) from exc
 
 
 def _go_live(host: InterposeHost | None) -> None:
@@ -419,9 +496,11 @@ def deactivate() -> None:
     """
     global _saved_random_state
     _go_live(None)
+    _holders.restore(_replacements)
     _restore_copies()
     if random.Random.__dict__.get("seed") is _seed:
         random.Random.seed = _real_seed  # type: ignore[method-assign]
     if _saved_random_state is not None:
         random.setstate(_saved_random_state)
         _saved_random_state = None
+    _holders.remember(_replacements)
