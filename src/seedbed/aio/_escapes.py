@@ -48,6 +48,9 @@ process (a Dask worker's comm loop, pytest-timeout) keep the real world.
 from __future__ import annotations
 
 import _thread
+import select
+import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -73,6 +76,20 @@ _THREADS = (
     "(asyncio.create_task) instead of threads, executors or asyncio.to_thread"
 )
 _SLEEP = "it blocks the whole simulation in real time; use await asyncio.sleep(...)"
+_SELECT = (
+    "waiting on real file descriptors blocks the simulation in real time; use asyncio "
+    "streams (asyncio.open_connection/start_server), which the simulated network serves, "
+    "and await asyncio.sleep(...) to wait"
+)
+_SIGNALS = (
+    "a real timer signal fires in real time, outside the simulation; use "
+    "asyncio.timeout(...) or loop.call_later(...), which run on virtual time"
+)
+_SOCKET_IO = (
+    "a real socket (here one made before the run) talks to the real world; open "
+    "connections inside the run with asyncio.open_connection/start_server, which the "
+    "simulated network serves"
+)
 
 #: Audit event -> (the call to name, what to use instead). An event a version
 #: does not raise simply never fires; the table above says which do.
@@ -117,6 +134,10 @@ def bind(host: InterposeHost | None, owner: int) -> None:
     global _host, _owner
     _owner = owner
     _host = host
+    if host is not None:
+        _patch_socket_classes()
+    else:
+        _unpatch_socket_classes()
 
 
 def install_audit_hook() -> None:
@@ -157,6 +178,51 @@ def _escaping(real: Callable[..., Any], call: str, instead: str) -> Callable[...
     return fake
 
 
+# Real I/O on a socket: the methods of `_socket.socket` are C slots that no
+# module global holds, so `socket.socket` (and `ssl.SSLSocket`, whose methods
+# are its own) get Python methods for the duration of a run.
+_SOCKET_IO_METHODS = (
+    "send", "sendall", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
+    "recvmsg_into", "accept", "sendfile", "read", "write",
+)  # fmt: skip
+_MISSING = object()
+_socket_saved: list[tuple[type, str, object]] = []
+
+
+def _socket_io(real: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        host = _host
+        if host is None or _get_ident() != _owner:
+            return real(self, *args, **kwargs)
+        raise host.escape(f"socket.{name}()", _SOCKET_IO)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _patch_socket_classes() -> None:
+    classes: list[type] = [socket.socket]
+    ssl = sys.modules.get("ssl")
+    if ssl is not None and isinstance(getattr(ssl, "SSLSocket", None), type):
+        classes.append(ssl.SSLSocket)
+    for cls in classes:
+        for name in _SOCKET_IO_METHODS:
+            real = getattr(cls, name, None)
+            if real is None:
+                continue
+            _socket_saved.append((cls, name, cls.__dict__.get(name, _MISSING)))
+            setattr(cls, name, _socket_io(real, name))
+
+
+def _unpatch_socket_classes() -> None:
+    while _socket_saved:
+        cls, name, saved = _socket_saved.pop()
+        if saved is _MISSING:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, saved)
+
+
 def patched_escapes() -> list[tuple[object, object]]:
     """(original, stand-in) for every escape caught by patching, not auditing.
 
@@ -167,8 +233,23 @@ def patched_escapes() -> list[tuple[object, object]]:
     """
     pairs: list[tuple[object, object]] = [
         (_REAL_SLEEP, _escaping(_REAL_SLEEP, "time.sleep()", _SLEEP)),
+        *_selectors_and_timers(),
     ]
     for real in _REAL_THREAD_STARTS:
         if all(real is not old for old, _ in pairs):  # `start_new` may be an alias
             pairs.append((real, _escaping(real, "threading.Thread.start()", _THREADS)))
+    return pairs
+
+
+def _selectors_and_timers() -> list[tuple[object, object]]:
+    """`select`'s waits (and `selectors`, built on them) and the real timer signals."""
+    pairs: list[tuple[object, object]] = []
+    for name in ("select", "poll", "epoll", "devpoll", "kqueue"):
+        real = getattr(select, name, None)
+        if real is not None:
+            pairs.append((real, _escaping(real, f"select.{name}()", _SELECT)))
+    for name in ("alarm", "setitimer"):
+        real = getattr(signal, name, None)
+        if real is not None:
+            pairs.append((real, _escaping(real, f"signal.{name}()", _SIGNALS)))
     return pairs

@@ -99,9 +99,7 @@ def _refcounts(replacements: Replacements) -> list[int]:
 
 def _search(replacements: Replacements, excluded: set[int]) -> list[tuple[object, Any, object]]:
     """(holder, key, original) for every copy found; at most two heap walks."""
-    # Classes (datetime's) are left to the module scan: every method and
-    # instance of a class refers to it, and what is copied is a bound method.
-    originals = [o for o, _ in replacements.values() if not isinstance(o, type)]
+    originals = [o for o, _ in replacements.values() if id(o) not in excluded]
     direct = [r for r in gc.get_referrers(*originals) if id(r) not in excluded]
     found: list[tuple[object, Any, object]] = []
     containers: list[Any] = []  # tuples and dicts whose owner decides how to rebind

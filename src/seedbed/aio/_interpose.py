@@ -55,7 +55,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Self
 
-from seedbed.aio import _escapes, _holders
+from seedbed.aio import _escapes, _holders, _timefuncs
 from seedbed.aio._host import InterposeHost
 from seedbed.errors import SimulatorBug, UsageError
 
@@ -280,7 +280,9 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 _replacements: dict[int, tuple[object, object]] = {}
 # A stand-in chosen by where the copy lives, for a clearer entropy label.
 _SPECIFIC: dict[tuple[str, str], object] = {("random", "_urandom"): _sysrandom_urandom}
-_SKIP = frozenset({__name__, _escapes.__name__})  # they hold the originals on purpose
+_SKIP = frozenset(
+    {__name__, _escapes.__name__, _timefuncs.__name__}
+)  # they hold the originals on purpose
 
 
 def _build_replacements() -> None:
@@ -299,6 +301,7 @@ def _build_replacements() -> None:
         # `random.seed` is a method bound to `random._inst` at import time.
         (random.seed, types.MethodType(_seed, random._inst)),
         *_escapes.patched_escapes(),
+        *_timefuncs.pairs(),
     ]
     for original, fake in pairs:
         _replacements[id(original)] = (original, fake)
@@ -472,7 +475,11 @@ def activate(host: InterposeHost) -> None:
 
 def _rebind_holders(search: bool) -> None:
     """Copies in closures, defaults, classes, partials... (see `_holders`)."""
-    excluded: list[object] = [globals(), vars(_escapes), _escapes._REAL_THREAD_STARTS, *_applied]
+    excluded: list[object] = [globals(), vars(_escapes), vars(_timefuncs), *_applied]
+    # datetime's classes are left to the module scan: what gets copied is a
+    # bound method (datetime.now), which is out of reach anyway.
+    excluded += [_escapes._REAL_THREAD_STARTS, _RealDatetime, _RealDate]
+    excluded += [cls.__mro__ for cls, _ in _replacements.values() if isinstance(cls, type)]
     for _, fake in _replacements.values():
         excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
     excluded.extend(_replacements.values())
@@ -487,6 +494,7 @@ def _go_live(host: InterposeHost | None) -> None:
     owner = _get_ident() if host is not None else 0
     _host, _owner = host, owner
     _escapes.bind(host, owner)
+    _timefuncs.bind(host, owner)
 
 
 def deactivate() -> None:
