@@ -30,7 +30,11 @@ os.system / fork / exec /  audit      audit      audit
 posix_spawn
 thread start               patch      patch +    patch + audit
                                       audit      (_start_joinable_thread)
-time.sleep                 patch      patch      patch + audit
+time.sleep (wrapped too)   patch      patch      patch + audit
+select/poll/epoll,         patch      patch      patch
+signal.alarm/setitimer
+socket I/O (send, recv,    patch      patch      patch
+accept...) on a real one
 =========================  =========  =========  ==========================
 
 Creating a socket is allowed: aiohttp (through aiohappyeyeballs) creates one
@@ -38,8 +42,11 @@ and hands it to `loop.sock_connect`, which the simulated network serves
 without ever connecting it. Anything that reaches the world through the
 socket (connect, bind, sendto) still escapes.
 
-"patch" rebinds `_thread.start_new_thread` (`start_joinable_thread` on 3.13)
-and `time.sleep` wherever module globals hold them (`threading`, `sched`...).
+"patch" rebinds `_thread.start_new_thread` (`start_joinable_thread` on 3.13),
+`time.sleep`, `select`'s waits and the timer signals wherever `_interpose`
+finds a copy (module globals, closures: a wrapper closing over the real
+`time.sleep` is caught on 3.11 and 3.12 this way, defaults, classes...), and
+sets escaping I/O methods on `socket.socket` and `ssl.SSLSocket` for the run.
 
 Escapes are scoped to the thread that activated the run: other threads of the
 process (a Dask worker's comm loop, pytest-timeout) keep the real world.
