@@ -38,7 +38,8 @@ class Library:
     version: str
     tests: str  # the test directory inside the sdist
     test_deps: tuple[str, ...] = ()  # what its tests import besides pytest
-    excluded: dict[str, str] = field(default_factory=dict)  # test id -> why
+    # test id -> (what its failure on seedbed's loop says, why it is excluded)
+    excluded: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,14 +114,16 @@ def environment(libraries: list[Library]) -> Path:
     return python
 
 
-def run_suite(lib: Library, python: Path, workdir: Path) -> Outcome:
+def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = False) -> Outcome:
     """Run the library's suite on seedbed's loop; every excluded test deselected.
 
-    Exclusions are exact test ids (all parameters of a test included).
+    Exclusions are exact test ids (all parameters of a test included). With
+    `excluded_only`, run only the excluded tests instead.
     """
     root = sdist(lib)
     shutil.copyfile(Path(__file__).with_name("seedbed_conftest.py"), root / "conftest.py")
-    junit, loops = workdir / f"{lib.name}.xml", workdir / f"{lib.name}.loops"
+    tag = f"{lib.name}-excluded" if excluded_only else lib.name
+    junit, loops = workdir / f"{tag}.xml", workdir / f"{tag}.loops"
     cmd = [str(python), "-m", "pytest", lib.tests, "-p", "no:cacheprovider", "-q"]
     cmd += ["-o", "addopts=", "-o", "asyncio_default_fixture_loop_scope=function"]
     cmd += ["--timeout=60", f"--junitxml={junit}"]
@@ -130,6 +133,7 @@ def run_suite(lib: Library, python: Path, workdir: Path) -> Outcome:
         "PYTHONPATH": str(REPO / "src"),
         "SEEDBED_SUITE_LOOPS": str(loops),
         "SEEDBED_SUITE_EXCLUDE": "\n".join(lib.excluded),
+        "SEEDBED_SUITE_ONLY_EXCLUDED": "1" if excluded_only else "0",
     }
     env.pop("PYTEST_ADDOPTS", None)
     done = _run(cmd, SUITE_TIMEOUT, cwd=root, env=env)

@@ -43,7 +43,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     excluded = set(filter(None, os.environ.get("SEEDBED_SUITE_EXCLUDE", "").split("\n")))
     if not excluded:
         return
-    dropped = [item for item in items if item.nodeid.split("[")[0] in excluded]
+    only = os.environ.get("SEEDBED_SUITE_ONLY_EXCLUDED") == "1"  # run just those instead
+    dropped = [item for item in items if (item.nodeid.split("[")[0] in excluded) != only]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item not in dropped]
