@@ -44,7 +44,6 @@ during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 
 from __future__ import annotations
 
-import datetime as _dt
 import operator
 import os
 import random
@@ -53,10 +52,11 @@ import time
 import types
 import uuid
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any
 
 from seedbed.aio import _escapes, _holders, _timefuncs
 from seedbed.aio._host import InterposeHost
+from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
 from seedbed.errors import SimulatorBug, UsageError
 
 _get_ident = _escapes._get_ident  # _thread.get_ident: the run's thread check
@@ -75,8 +75,6 @@ _real_urandom = os.urandom
 _real_uuid1 = uuid.uuid1
 _real_uuid4 = uuid.uuid4
 _real_seed = random.Random.seed
-_RealDatetime = _dt.datetime
-_RealDate = _dt.date
 
 
 # -- clocks: one global lookup and a call when no run is active ----------------
@@ -124,7 +122,7 @@ def _perf_counter_ns() -> int:
     return h.monotonic_ns()
 
 
-# -- datetime: C methods cannot be patched, so the classes are replaced --------
+# -- the run's host, for the stand-ins below -----------------------------------
 
 
 def _run_host() -> InterposeHost | None:
@@ -133,77 +131,6 @@ def _run_host() -> InterposeHost | None:
     if h is None or _get_ident() != _owner:
         return None
     return h
-
-
-class _LooksReal(type):
-    """Metaclass making the stand-in classes accept instances of the real ones.
-
-    Code holding the stand-in (`from datetime import datetime`) still gets
-    True from `isinstance(x, datetime)` for a real datetime made by C code.
-    """
-
-    _real: type
-
-    def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, cls._real)
-
-    def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, cls._real)
-
-
-class _Datetime(_RealDatetime, metaclass=_LooksReal):
-    _real = _RealDatetime
-
-    @classmethod
-    def now(cls, tz: _dt.tzinfo | None = None) -> Self:
-        h = _run_host()
-        if h is None:
-            return super().now(tz)
-        seconds, ns = divmod(h.wall_ns(), 1_000_000_000)
-        return cls.fromtimestamp(seconds, tz).replace(microsecond=ns // 1000)
-
-    @classmethod
-    def utcnow(cls) -> Self:
-        if _run_host() is None:
-            return super().utcnow()
-        return cls.now(_dt.UTC).replace(tzinfo=None)
-
-    @classmethod
-    def today(cls) -> Self:
-        return cls.now()
-
-    def __repr__(self) -> str:
-        # The base repr uses the type's bare name, "datetime(...)".
-        return "datetime." + super().__repr__()
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        # Pickle under whichever class `datetime.datetime` names right now, so
-        # values made in a run still pickle after it.
-        reduced = super().__reduce_ex__(protocol)
-        return (_dt.datetime, *reduced[1:])
-
-
-class _Date(_RealDate, metaclass=_LooksReal):
-    _real = _RealDate
-
-    @classmethod
-    def today(cls) -> Self:
-        h = _run_host()
-        if h is None:
-            return super().today()
-        return cls.fromtimestamp(h.wall_ns() // 1_000_000_000)
-
-    def __repr__(self) -> str:
-        return "datetime." + super().__repr__()
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        reduced = super().__reduce_ex__(protocol)
-        return (_dt.date, *reduced[1:])
-
-
-for _cls, _name in ((_Datetime, "datetime"), (_Date, "date")):
-    _cls.__name__ = _cls.__qualname__ = _name
-    _cls.__module__ = "datetime"
 
 
 # -- entropy -------------------------------------------------------------------

@@ -1,10 +1,13 @@
 """Stand-ins for the other clocks of `time` and `os`, read from the run.
 
 `_interpose` covers `time.time`, `monotonic` and `perf_counter`. A program can
-also read the clock through CPU-time clocks, `clock_gettime`, or the calendar
-functions that default to "now"; inside a run each of these reads the run's
-virtual clocks instead of the machine's:
+also read the clock through `datetime`, CPU-time clocks, `clock_gettime`, or
+the calendar functions that default to "now"; inside a run each of these
+reads the run's virtual clocks instead of the machine's:
 
+- `datetime.datetime.now/utcnow/today` and `datetime.date.today` read the
+  virtual wall clock (the classes are replaced by look-alike subclasses:
+  their methods are C code and cannot be patched);
 - `time.process_time`, `thread_time` (and `_ns`) and the user time of
   `os.times()` read the virtual monotonic clock: a simulated process is busy
   for the whole of its virtual life, so its CPU time is its elapsed time,
@@ -25,9 +28,10 @@ threads, like the rest of interposition.
 from __future__ import annotations
 
 import _thread
+import datetime as _dt
 import os
 import time
-from typing import Any
+from typing import Any, Self
 
 from seedbed.aio._host import InterposeHost
 
@@ -47,6 +51,8 @@ _real_gmtime = time.gmtime
 _real_ctime = time.ctime
 _real_asctime = time.asctime
 _real_strftime = time.strftime
+_RealDatetime = _dt.datetime
+_RealDate = _dt.date
 
 
 def bind(host: InterposeHost | None, owner: int) -> None:
@@ -167,6 +173,80 @@ def _strftime(format: str, t: Any = None, /) -> str:
     if t is None and _run_host() is not None:
         t = _localtime()
     return _real_strftime(format) if t is None else _real_strftime(format, t)
+
+
+# -- datetime: C methods cannot be patched, so the classes are replaced ---------
+
+
+class _LooksReal(type):
+    """Metaclass making the stand-in classes accept instances of the real ones.
+
+    Code holding the stand-in (`from datetime import datetime`) still gets
+    True from `isinstance(x, datetime)` for a real datetime made by C code.
+    """
+
+    _real: type
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, cls._real)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls._real)
+
+
+class _Datetime(_RealDatetime, metaclass=_LooksReal):
+    _real = _RealDatetime
+
+    @classmethod
+    def now(cls, tz: _dt.tzinfo | None = None) -> Self:
+        h = _run_host()
+        if h is None:
+            return super().now(tz)
+        seconds, ns = divmod(h.wall_ns(), 1_000_000_000)
+        return cls.fromtimestamp(seconds, tz).replace(microsecond=ns // 1000)
+
+    @classmethod
+    def utcnow(cls) -> Self:
+        if _run_host() is None:
+            return super().utcnow()
+        return cls.now(_dt.UTC).replace(tzinfo=None)
+
+    @classmethod
+    def today(cls) -> Self:
+        return cls.now()
+
+    def __repr__(self) -> str:
+        # The base repr uses the type's bare name, "datetime(...)".
+        return "datetime." + super().__repr__()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Pickle under whichever class `datetime.datetime` names right now, so
+        # values made in a run still pickle after it.
+        reduced = super().__reduce_ex__(protocol)
+        return (_dt.datetime, *reduced[1:])
+
+
+class _Date(_RealDate, metaclass=_LooksReal):
+    _real = _RealDate
+
+    @classmethod
+    def today(cls) -> Self:
+        h = _run_host()
+        if h is None:
+            return super().today()
+        return cls.fromtimestamp(h.wall_ns() // 1_000_000_000)
+
+    def __repr__(self) -> str:
+        return "datetime." + super().__repr__()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        reduced = super().__reduce_ex__(protocol)
+        return (_dt.date, *reduced[1:])
+
+
+for _cls, _name in ((_Datetime, "datetime"), (_Date, "date")):
+    _cls.__name__ = _cls.__qualname__ = _name
+    _cls.__module__ = "datetime"
 
 
 def pairs() -> list[tuple[object, object]]:
