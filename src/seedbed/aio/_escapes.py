@@ -93,9 +93,9 @@ _SIGNALS = (
     "asyncio.timeout(...) or loop.call_later(...), which run on virtual time"
 )
 _SOCKET_IO = (
-    "a real socket (here one made before the run) talks to the real world; open "
-    "connections inside the run with asyncio.open_connection/start_server, which the "
-    "simulated network serves"
+    "I/O on a real socket (one opened before the run, or a socketpair) reaches outside "
+    "the simulation; open connections inside the run with "
+    "asyncio.open_connection/start_server, which the simulated network serves"
 )
 
 #: Audit event -> (the call to name, what to use instead). An event a version
