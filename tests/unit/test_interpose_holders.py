@@ -198,7 +198,13 @@ class Hostile:
 
 class HostileModule(types.ModuleType):
     def __getattribute__(self, name: str) -> Any:
-        raise AttributeError(f"no attribute {name!r} here")
+        raise RuntimeError(f"no attribute {name!r} here")  # not even an AttributeError
+
+
+def _holding_a_clock(obj: object) -> object:
+    """The hostile object also holds a copy of the clock, as a proxy might."""
+    object.__setattr__(obj, "clock", REAL_MONOTONIC)
+    return obj
 
 
 @pytest.fixture
@@ -225,7 +231,11 @@ def _module_with(source: str, add: Callable[[str, object], None], name: str) -> 
 def test_an_object_raising_on_every_attribute_in_sys_modules_breaks_nothing(
     hostile: Callable[[], object], in_sys_modules: Callable[[str, object], None]
 ) -> None:
-    in_sys_modules("seedbed_probe_hostile", hostile())
+    obj = _holding_a_clock(hostile())
+    in_sys_modules("seedbed_probe_hostile", obj)
+    held = object.__getattribute__(obj, "__dict__")
+    assert in_run(lambda: held["clock"]()) == MONO  # its copy is rebound all the same
+    assert held["clock"] is REAL_MONOTONIC
     for round_ in range(2):  # the second run must still rebind, not trust a half-done cache
         module = _module_with(
             "from time import monotonic", in_sys_modules, f"seedbed_probe_after_{round_}"

@@ -74,7 +74,7 @@ def rebind(replacements: Replacements, excluded: Iterable[object], search: bool)
 
 
 def restore(replacements: Replacements) -> None:
-    """Put back every original `rebind` replaced, then note the reference counts.
+    """Put back every original `rebind` replaced.
 
     A place that no longer holds the stand-in was changed by the run: left as is.
     """
@@ -103,10 +103,12 @@ def _search(replacements: Replacements, excluded: set[int]) -> list[tuple[object
     direct = [r for r in gc.get_referrers(*originals) if id(r) not in excluded]
     found: list[tuple[object, Any, object]] = []
     containers: list[Any] = []  # tuples and dicts whose owner decides how to rebind
+    # Kinds are told by type(), never isinstance(): that would read
+    # `__class__`, running the code of whatever object sits in the heap.
     for holder in direct:
-        if isinstance(holder, tuple | dict):
+        if issubclass(type(holder), tuple | dict):
             containers.append(holder)
-        elif not isinstance(holder, list | set | frozenset | types.FrameType):
+        elif not issubclass(type(holder), list | set | frozenset | types.FrameType):
             found.extend(_copies_in_object(holder, replacements))
     if containers:
         found.extend(_copies_in_containers(containers, replacements, excluded))
@@ -121,11 +123,12 @@ def _is_original(value: object, replacements: Replacements) -> bool:
 
 def _copies_in_object(holder: object, replacements: Replacements) -> list[Any]:
     """Copies in a cell, a partial, a static/class method or an object's slots."""
-    if isinstance(holder, types.CellType):
+    kind = type(holder)
+    if issubclass(kind, types.CellType):
         keys: list[str | int] = ["cell_contents"]
-    elif isinstance(holder, functools.partial):
+    elif issubclass(kind, functools.partial):
         keys = ["func"]
-    elif isinstance(holder, staticmethod | classmethod):
+    elif issubclass(kind, staticmethod | classmethod):
         keys = ["__func__"]
     else:
         keys = [name for name, _ in _member_slots(holder)]
@@ -142,7 +145,7 @@ def _copies_in_containers(
     """Copies in function defaults, partial arguments, class and other dicts."""
     owners: dict[int, list[object]] = {}
     for owner in gc.get_referrers(*containers):
-        if isinstance(owner, type | types.FunctionType | functools.partial):
+        if issubclass(type(owner), type | types.FunctionType | functools.partial):
             for ref in gc.get_referents(owner):
                 owners.setdefault(id(ref), []).append(owner)
     found: list[Any] = []
@@ -154,13 +157,13 @@ def _copies_in_containers(
             found.extend(
                 (container, key, value)
                 for key, value in list(container.items())
-                if isinstance(key, str) and _is_original(value, replacements)
+                if type(key) is str and _is_original(value, replacements)
             )
         for cls in (h for h in holders if isinstance(h, type) and id(h) not in excluded):
             found.extend(
                 (cls, ("class", key), value)
                 for key, value in list(container.items())
-                if isinstance(key, str) and _is_original(value, replacements)
+                if type(key) is str and _is_original(value, replacements)
             )
     return found
 
@@ -279,12 +282,12 @@ def _class_slot(cls: type, name: str) -> _Slot:
     """A class attribute: a Python function must not become a method when set."""
 
     def put(value: object) -> None:
-        if isinstance(value, types.FunctionType):
+        if type(value) is types.FunctionType:
             value = staticmethod(value)
         setattr(cls, name, value)
 
     def get() -> object:
         value = cls.__dict__.get(name)
-        return value.__func__ if isinstance(value, staticmethod) else value
+        return value.__func__ if type(value) is staticmethod else value
 
     return (put, get)
