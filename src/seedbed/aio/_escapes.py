@@ -143,8 +143,6 @@ def bind(host: InterposeHost | None, owner: int) -> None:
     _host = host
     if host is not None:
         _patch_socket_classes()
-    else:
-        _unpatch_socket_classes()
 
 
 def install_audit_hook() -> None:
@@ -187,13 +185,15 @@ def _escaping(real: Callable[..., Any], call: str, instead: str) -> Callable[...
 
 # Real I/O on a socket: the methods of `_socket.socket` are C slots that no
 # module global holds, so `socket.socket` (and `ssl.SSLSocket`, whose methods
-# are its own) get Python methods for the duration of a run.
+# are its own) get Python methods that escape inside a run and call the real
+# ones otherwise. They are installed at the first run and left in place:
+# setting and restoring 24 class attributes cost more than the rest of an
+# activation, while the wrapper costs one global check per socket call.
 _SOCKET_IO_METHODS = (
     "send", "sendall", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
     "recvmsg_into", "accept", "sendfile", "read", "write",
 )  # fmt: skip
-_MISSING = object()
-_socket_saved: list[tuple[type, str, object]] = []
+_socket_patched: list[type] = []
 
 
 def _socket_io(real: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -208,26 +208,21 @@ def _socket_io(real: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 def _patch_socket_classes() -> None:
+    """Install the escaping I/O methods once per class (ssl's when it is imported)."""
     classes: list[type] = [socket.socket]
     ssl = sys.modules.get("ssl")
-    if ssl is not None and isinstance(getattr(ssl, "SSLSocket", None), type):
-        classes.append(ssl.SSLSocket)
+    if ssl is not None and type(vars(ssl).get("SSLSocket")) is type:
+        classes.append(vars(ssl)["SSLSocket"])
     for cls in classes:
+        if cls in _socket_patched:
+            continue
         for name in _SOCKET_IO_METHODS:
+            if cls is not socket.socket and name not in vars(cls):
+                continue  # inherited from socket.socket, already wrapped
             real = getattr(cls, name, None)
-            if real is None:
-                continue
-            _socket_saved.append((cls, name, cls.__dict__.get(name, _MISSING)))
-            setattr(cls, name, _socket_io(real, name))
-
-
-def _unpatch_socket_classes() -> None:
-    while _socket_saved:
-        cls, name, saved = _socket_saved.pop()
-        if saved is _MISSING:
-            delattr(cls, name)
-        else:
-            setattr(cls, name, saved)
+            if real is not None:
+                setattr(cls, name, _socket_io(real, name))
+        _socket_patched.append(cls)
 
 
 def patched_escapes() -> list[tuple[object, object]]:

@@ -40,8 +40,10 @@ Replacements = dict[int, tuple[object, object]]
 # How to write one place holding a copy, and read it back.
 _Slot = tuple[Callable[[object], None], Callable[[], object]]
 
-_found: list[tuple[object, Any, object]] = []  # (holder, key, original)
+# Each copy found: how to write its place, read it back, and the original.
+_found: list[tuple[Callable[[object], None], Callable[[], object], object]] = []
 _fingerprint: list[int] = []
+_counted: list[object] = []  # the originals whose reference counts are compared
 _applied: list[tuple[Callable[[object], None], Callable[[], object], object, object]] = []
 _MISSING = object()
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
@@ -61,16 +63,18 @@ def rebind(replacements: Replacements, excluded: Iterable[object], search: bool)
     """
     if search:
         _found.clear()  # its tuples would be found as holders
-        _found.extend(_search(replacements, {id(x) for x in excluded}))
-    for holder, key, original in _found:
-        slot = _slot(holder, key)
-        if slot is not None and slot[1]() is original:
+        for holder, key, original in _search(replacements, {id(x) for x in excluded}):
+            slot = _slot(holder, key)
+            if slot is not None:
+                _found.append((*slot, original))
+    for put, get, original in _found:
+        if get() is original:
             fake = replacements[id(original)][1]
             try:
-                slot[0](fake)
+                put(fake)
             except (AttributeError, TypeError):
                 continue  # read-only (an immutable type): out of reach
-            _applied.append((*slot, original, fake))
+            _applied.append((put, get, original, fake))
 
 
 def restore(replacements: Replacements) -> None:
@@ -90,8 +94,10 @@ def remember(replacements: Replacements) -> None:
 
 
 def _refcounts(replacements: Replacements) -> list[int]:
-    # Classes are left out: every instance made of a heap type references it.
-    return [sys.getrefcount(o) for o, _ in replacements.values() if not isinstance(o, type)]
+    if not _counted:
+        # Classes are left out: every instance made of a heap type references it.
+        _counted.extend(o for o, _ in replacements.values() if not isinstance(o, type))
+    return list(map(sys.getrefcount, _counted))
 
 
 # -- searching the heap ---------------------------------------------------------

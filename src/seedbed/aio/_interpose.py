@@ -44,7 +44,6 @@ during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 
 from __future__ import annotations
 
-import operator
 import os
 import random
 import sys
@@ -282,11 +281,15 @@ def _scan_module(name: str, module: object) -> tuple[dict[str, Any], tuple[str, 
 
 
 def _same_modules(keys: list[str], values: list[object]) -> bool:
-    return (
-        keys == _seen_keys
-        and len(values) == len(_seen_values)
-        and all(map(operator.is_, values, _seen_values))
-    )
+    """Is sys.modules as last scanned? Lists compare by identity first, in C.
+
+    A module replaced by a different object makes `==` call that object's
+    `__eq__`, which may raise: that, too, means "changed".
+    """
+    try:
+        return keys == _seen_keys and values == _seen_values
+    except Exception:
+        return False
 
 
 def _unchanged(name: str, entry: tuple[object, type]) -> bool:
@@ -301,10 +304,10 @@ def _scan_new_modules() -> bool:
     scanned, so a failure leaves the next activation to scan them again.
     """
     # Fast path (most activations of a sweep): sys.modules is unchanged.
-    current = sys.modules.copy()
-    keys, values = list(current), list[object](current.values())
+    keys, values = list(sys.modules), list[object](sys.modules.values())
     if _same_modules(keys, values):
         return False
+    current = dict(zip(keys, values, strict=True))
     seen = {name: (module, type(module)) for name, module in current.items()}
     hits = {n: hit for n, hit in _hits.items() if _namespace(current.get(n)) is hit[0]}
     for name in sorted(n for n, entry in seen.items() if not _unchanged(n, entry)):
@@ -331,23 +334,20 @@ _saved_random_state: tuple[Any, ...] | None = None
 
 
 def _rebind_copies() -> None:
-    for modname in _hit_order:
-        try:
-            _rebind_module(modname)
-        except Exception as exc:
-            raise _ScanError(modname, exc) from exc
-
-
-def _rebind_module(modname: str) -> None:
-    namespace, names = _hits[modname]
-    for attr in names:
-        current = namespace.get(attr)
-        entry = _replacements.get(id(current))
-        if entry is None or entry[0] is not current:
-            continue  # rebound since the scan
-        fake = _SPECIFIC.get((modname, attr), entry[1])
-        namespace[attr] = fake
-        _applied.append((namespace, attr, current, fake))
+    modname = ""
+    try:
+        for modname in _hit_order:
+            namespace, names = _hits[modname]
+            for attr in names:
+                current = namespace.get(attr)
+                entry = _replacements.get(id(current))
+                if entry is None or entry[0] is not current:
+                    continue  # rebound since the scan
+                fake = _SPECIFIC.get((modname, attr), entry[1])
+                namespace[attr] = fake
+                _applied.append((namespace, attr, current, fake))
+    except Exception as exc:
+        raise _ScanError(modname, exc) from exc
 
 
 def _restore_copies() -> None:
@@ -402,6 +402,14 @@ def activate(host: InterposeHost) -> None:
 
 def _rebind_holders(search: bool) -> None:
     """Copies in closures, defaults, classes, partials... (see `_holders`)."""
+    try:
+        _holders.rebind(_replacements, _excluded() if search else [], search)
+    except Exception as exc:
+        raise _ScanError("(closures, defaults and classes)", exc) from exc
+
+
+def _excluded() -> list[object]:
+    """What holds originals on purpose: never rebound, left out of the search."""
     excluded: list[object] = [globals(), vars(_escapes), vars(_timefuncs), *_applied]
     # datetime's classes are left to the module scan: what gets copied is a
     # bound method (datetime.now), which is out of reach anyway.
@@ -410,10 +418,7 @@ def _rebind_holders(search: bool) -> None:
     for _, fake in _replacements.values():
         excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
     excluded.extend(_replacements.values())
-    try:
-        _holders.rebind(_replacements, excluded, search)
-    except Exception as exc:
-        raise _ScanError("(closures, defaults and classes)", exc) from exc
+    return excluded
 
 
 def _go_live(host: InterposeHost | None) -> None:
