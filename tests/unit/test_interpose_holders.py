@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from test_interpose import MONO_NS, WALL_NS, FakeHost, in_run
 
+import seedbed
 from seedbed.aio import _interpose
 from seedbed.errors import SimulationEscape, SimulatorBug
 
@@ -281,3 +282,25 @@ def test_a_failed_activation_restores_everything_names_the_module_and_is_retried
     assert time.monotonic is REAL_MONOTONIC and module.monotonic is REAL_MONOTONIC
     monkeypatch.setattr(_interpose, "_scan_module", real_scan)
     assert in_run(lambda: module.monotonic()) == MONO  # scanned now, not skipped as "seen"
+
+
+def test_a_failed_activation_in_a_run_carries_the_seed_and_replay_command(
+    in_sys_modules: Callable[[str, object], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _module_with("from time import sleep", in_sys_modules, "seedbed_probe_broken_run")
+    real_scan = _interpose._scan_module
+
+    def scan(name: str, mod: object) -> Any:
+        if name == "seedbed_probe_broken_run":
+            raise RuntimeError("simulated scan failure")
+        return real_scan(name, mod)
+
+    monkeypatch.setattr(_interpose, "_scan_module", scan)
+
+    async def main() -> int:
+        return 1
+
+    with pytest.raises(SimulatorBug) as caught:
+        seedbed.run(main, seed=5)
+    assert caught.value.seed == 5 and "replay:" in str(caught.value)
+    assert "seedbed_probe_broken_run" in str(caught.value)
