@@ -128,8 +128,9 @@ def _is_original(value: object, replacements: Replacements) -> bool:
 
 
 def _copies_in_object(holder: object, replacements: Replacements) -> list[Any]:
-    """Copies in a cell, a partial, a static/class method or an object's slots."""
+    """Copies in a cell, a partial, a static/class method or an object's attributes."""
     kind = type(holder)
+    found: list[Any] = []
     if issubclass(kind, types.CellType):
         keys: list[str | int] = ["cell_contents"]
     elif issubclass(kind, functools.partial):
@@ -138,10 +139,34 @@ def _copies_in_object(holder: object, replacements: Replacements) -> list[Any]:
         keys = ["__func__"]
     else:
         keys = [name for name, _ in _member_slots(holder)]
-    return [
+        found = _copies_in_instance_dict(holder, replacements)
+    found.extend(
         (holder, key, value)
         for key in keys
         if _is_original(value := _read(holder, key), replacements)
+    )
+    return found
+
+
+def _copies_in_instance_dict(holder: object, replacements: Replacements) -> list[Any]:
+    """An object's attributes, which 3.13 may keep inline, not in a dict object.
+
+    Read through the class's own `__dict__` descriptor (C code), never the
+    object's attribute lookup.
+    """
+    for klass in type(holder).__mro__:
+        descriptor = vars(klass).get("__dict__")
+        if type(descriptor) is types.GetSetDescriptorType:
+            namespace = descriptor.__get__(holder)
+            break
+    else:
+        return []
+    if type(namespace) is not dict:
+        return []
+    return [
+        (namespace, key, value)
+        for key, value in list(namespace.items())
+        if type(key) is str and _is_original(value, replacements)
     ]
 
 
