@@ -10,8 +10,9 @@ dict. Those holders are found through the garbage collector
 globals; `restore()` puts every original back.
 
 The search walks the whole heap twice (13-80 ms for 21,000 objects measured
-by bench/interpose.py), too slow to repeat before every run of a sweep. So the holders found are kept,
-and the heap is searched again only when something may have changed: the
+by bench/interpose.py), too slow to repeat before every run of a sweep. So
+the holders found are kept, and the heap is searched again only when
+something may have changed: the
 first time, after an import, or when the reference count of an original
 differs from what it was at the end of the previous run (a new holder adds a
 reference). The count is read at the same point of every activation, so
