@@ -122,24 +122,3 @@ def test_runs_refuse_python_dash_o_which_would_strip_their_assertions() -> None:
     )  # fmt: skip
     assert cli.returncode == 2
     assert "without python -O" in cli.stderr
-
-
-def test_runs_under_randomized_string_hashing_warn_once_at_the_callers_line() -> None:
-    code = (
-        "import asyncio, seedbed\n"
-        "async def main(): return 1\n"
-        "seedbed.run(main, seed=1)\n"
-        "seedbed.run(main, seed=2)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONHASHSEED": "random"},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.count("SeedbedWarning") == 1
-    assert done.stderr.startswith("<string>:3: SeedbedWarning: string hashing is randomized")
-    quiet = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )  # fmt: skip
-    assert "SeedbedWarning" not in quiet.stderr

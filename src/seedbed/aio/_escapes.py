@@ -30,7 +30,11 @@ os.system / fork / exec /  audit      audit      audit
 posix_spawn
 thread start               patch      patch +    patch + audit
                                       audit      (_start_joinable_thread)
-time.sleep                 patch      patch      patch + audit
+time.sleep (wrapped too)   patch      patch      patch + audit
+select/poll/epoll,         patch      patch      patch
+signal.alarm/setitimer
+socket I/O (send, recv,    patch      patch      patch
+accept...) on a real one
 =========================  =========  =========  ==========================
 
 Creating a socket is allowed: aiohttp (through aiohappyeyeballs) creates one
@@ -38,8 +42,11 @@ and hands it to `loop.sock_connect`, which the simulated network serves
 without ever connecting it. Anything that reaches the world through the
 socket (connect, bind, sendto) still escapes.
 
-"patch" rebinds `_thread.start_new_thread` (`start_joinable_thread` on 3.13)
-and `time.sleep` wherever module globals hold them (`threading`, `sched`...).
+"patch" rebinds `_thread.start_new_thread` (`start_joinable_thread` on 3.13),
+`time.sleep`, `select`'s waits and the timer signals wherever `_interpose`
+finds a copy (module globals, closures: a wrapper closing over the real
+`time.sleep` is caught on 3.11 and 3.12 this way, defaults, classes...), and
+sets escaping I/O methods on `socket.socket` and `ssl.SSLSocket` for the run.
 
 Escapes are scoped to the thread that activated the run: other threads of the
 process (a Dask worker's comm loop, pytest-timeout) keep the real world.
@@ -48,6 +55,9 @@ process (a Dask worker's comm loop, pytest-timeout) keep the real world.
 from __future__ import annotations
 
 import _thread
+import select
+import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -73,6 +83,20 @@ _THREADS = (
     "(asyncio.create_task) instead of threads, executors or asyncio.to_thread"
 )
 _SLEEP = "it blocks the whole simulation in real time; use await asyncio.sleep(...)"
+_SELECT = (
+    "waiting on real file descriptors blocks the simulation in real time; use asyncio "
+    "streams (asyncio.open_connection/start_server), which the simulated network serves, "
+    "and await asyncio.sleep(...) to wait"
+)
+_SIGNALS = (
+    "a real timer signal fires in real time, outside the simulation; use "
+    "asyncio.timeout(...) or loop.call_later(...), which run on virtual time"
+)
+_SOCKET_IO = (
+    "I/O on a real socket (one opened before the run, or a socketpair) reaches outside "
+    "the simulation; open connections inside the run with "
+    "asyncio.open_connection/start_server, which the simulated network serves"
+)
 
 #: Audit event -> (the call to name, what to use instead). An event a version
 #: does not raise simply never fires; the table above says which do.
@@ -117,6 +141,8 @@ def bind(host: InterposeHost | None, owner: int) -> None:
     global _host, _owner
     _owner = owner
     _host = host
+    if host is not None:
+        _patch_socket_classes()
 
 
 def install_audit_hook() -> None:
@@ -157,6 +183,48 @@ def _escaping(real: Callable[..., Any], call: str, instead: str) -> Callable[...
     return fake
 
 
+# Real I/O on a socket: the methods of `_socket.socket` are C slots that no
+# module global holds, so `socket.socket` (and `ssl.SSLSocket`, whose methods
+# are its own) get Python methods that escape inside a run and call the real
+# ones otherwise. They are installed at the first run and left in place:
+# setting and restoring 24 class attributes cost more than the rest of an
+# activation, while the wrapper costs one global check per socket call.
+_SOCKET_IO_METHODS = (
+    "send", "sendall", "recv", "recv_into", "recvfrom", "recvfrom_into", "recvmsg",
+    "recvmsg_into", "accept", "sendfile", "read", "write",
+)  # fmt: skip
+_socket_patched: list[type] = []
+
+
+def _socket_io(real: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        host = _host
+        if host is None or _get_ident() != _owner:
+            return real(self, *args, **kwargs)
+        raise host.escape(f"socket.{name}()", _SOCKET_IO)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _patch_socket_classes() -> None:
+    """Install the escaping I/O methods once per class (ssl's when it is imported)."""
+    classes: list[type] = [socket.socket]
+    ssl = sys.modules.get("ssl")
+    if ssl is not None and type(vars(ssl).get("SSLSocket")) is type:
+        classes.append(vars(ssl)["SSLSocket"])
+    for cls in classes:
+        if cls in _socket_patched:
+            continue
+        for name in _SOCKET_IO_METHODS:
+            if cls is not socket.socket and name not in vars(cls):
+                continue  # inherited from socket.socket, already wrapped
+            real = getattr(cls, name, None)
+            if real is not None:
+                setattr(cls, name, _socket_io(real, name))
+        _socket_patched.append(cls)
+
+
 def patched_escapes() -> list[tuple[object, object]]:
     """(original, stand-in) for every escape caught by patching, not auditing.
 
@@ -167,8 +235,23 @@ def patched_escapes() -> list[tuple[object, object]]:
     """
     pairs: list[tuple[object, object]] = [
         (_REAL_SLEEP, _escaping(_REAL_SLEEP, "time.sleep()", _SLEEP)),
+        *_selectors_and_timers(),
     ]
     for real in _REAL_THREAD_STARTS:
         if all(real is not old for old, _ in pairs):  # `start_new` may be an alias
             pairs.append((real, _escaping(real, "threading.Thread.start()", _THREADS)))
+    return pairs
+
+
+def _selectors_and_timers() -> list[tuple[object, object]]:
+    """`select`'s waits (and `selectors`, built on them) and the real timer signals."""
+    pairs: list[tuple[object, object]] = []
+    for name in ("select", "poll", "epoll", "devpoll", "kqueue"):
+        real = getattr(select, name, None)
+        if real is not None:
+            pairs.append((real, _escaping(real, f"select.{name}()", _SELECT)))
+    for name in ("alarm", "setitimer"):
+        real = getattr(signal, name, None)
+        if real is not None:
+            pairs.append((real, _escaping(real, f"signal.{name}()", _SIGNALS)))
     return pairs

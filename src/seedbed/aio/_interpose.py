@@ -19,34 +19,44 @@ Patching the attribute of `time` is not enough: `from time import monotonic`
 in `queue`, `threading` (`_time`), `subprocess` or user code holds its own
 reference. So every module's globals are scanned (in sorted module-name
 order, each module once, cached) for references identical to an original and
-rebound too. Everything is restored by `deactivate()`. A module first
+rebound too, and copies held elsewhere (closures, defaults, classes,
+partials, dataclass fields) are found through the garbage collector by
+`_holders`. Everything is restored by `deactivate()`. A module first
 imported during a run keeps the stand-ins it copied, so every stand-in falls
 back to the real function whenever no run is active, or when called from a
 thread other than the run's (other threads of the process keep the real world).
+
+The scan never runs the code of what it scans: anything may sit in
+`sys.modules` (a cffi `Lib` that raises on every attribute, a lazy module
+that would load, a proxy), so a module's globals are read through
+`ModuleType`'s own descriptor, never hashed or compared, and non-modules are
+left to the garbage-collector search. Activation is all or nothing: the scan
+cache is committed only once every module was scanned, and any error restores
+everything and fails as `SimulatorBug` naming the module.
 
 Which escapes each CPython version detects, and how: the table in `_escapes`.
 
 Not interposed (cannot be from Python): clocks read by C code (lock, select
 and `queue` timeouts, OpenSSL), `hash()` randomization, `os.getrandom`,
-default arguments captured at definition time (`sched.scheduler(timefunc=)`).
-Pickling a real `datetime` during a run fails (pickle finds the stand-in
-class under `datetime.datetime`).
+copies out of `_holders`' reach (listed there). Pickling a real `datetime`
+during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import random
 import sys
 import time
 import types
 import uuid
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any
 
-from seedbed.aio import _escapes
+from seedbed.aio import _escapes, _holders, _timefuncs
 from seedbed.aio._host import InterposeHost
-from seedbed.errors import UsageError
+from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
+from seedbed.errors import SimulatorBug, UsageError
 
 _get_ident = _escapes._get_ident  # _thread.get_ident: the run's thread check
 
@@ -64,8 +74,6 @@ _real_urandom = os.urandom
 _real_uuid1 = uuid.uuid1
 _real_uuid4 = uuid.uuid4
 _real_seed = random.Random.seed
-_RealDatetime = _dt.datetime
-_RealDate = _dt.date
 
 
 # -- clocks: one global lookup and a call when no run is active ----------------
@@ -113,7 +121,7 @@ def _perf_counter_ns() -> int:
     return h.monotonic_ns()
 
 
-# -- datetime: C methods cannot be patched, so the classes are replaced --------
+# -- the run's host, for the stand-ins below -----------------------------------
 
 
 def _run_host() -> InterposeHost | None:
@@ -122,77 +130,6 @@ def _run_host() -> InterposeHost | None:
     if h is None or _get_ident() != _owner:
         return None
     return h
-
-
-class _LooksReal(type):
-    """Metaclass making the stand-in classes accept instances of the real ones.
-
-    Code holding the stand-in (`from datetime import datetime`) still gets
-    True from `isinstance(x, datetime)` for a real datetime made by C code.
-    """
-
-    _real: type
-
-    def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, cls._real)
-
-    def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, cls._real)
-
-
-class _Datetime(_RealDatetime, metaclass=_LooksReal):
-    _real = _RealDatetime
-
-    @classmethod
-    def now(cls, tz: _dt.tzinfo | None = None) -> Self:
-        h = _run_host()
-        if h is None:
-            return super().now(tz)
-        seconds, ns = divmod(h.wall_ns(), 1_000_000_000)
-        return cls.fromtimestamp(seconds, tz).replace(microsecond=ns // 1000)
-
-    @classmethod
-    def utcnow(cls) -> Self:
-        if _run_host() is None:
-            return super().utcnow()
-        return cls.now(_dt.UTC).replace(tzinfo=None)
-
-    @classmethod
-    def today(cls) -> Self:
-        return cls.now()
-
-    def __repr__(self) -> str:
-        # The base repr uses the type's bare name, "datetime(...)".
-        return "datetime." + super().__repr__()
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        # Pickle under whichever class `datetime.datetime` names right now, so
-        # values made in a run still pickle after it.
-        reduced = super().__reduce_ex__(protocol)
-        return (_dt.datetime, *reduced[1:])
-
-
-class _Date(_RealDate, metaclass=_LooksReal):
-    _real = _RealDate
-
-    @classmethod
-    def today(cls) -> Self:
-        h = _run_host()
-        if h is None:
-            return super().today()
-        return cls.fromtimestamp(h.wall_ns() // 1_000_000_000)
-
-    def __repr__(self) -> str:
-        return "datetime." + super().__repr__()
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        reduced = super().__reduce_ex__(protocol)
-        return (_dt.date, *reduced[1:])
-
-
-for _cls, _name in ((_Datetime, "datetime"), (_Date, "date")):
-    _cls.__name__ = _cls.__qualname__ = _name
-    _cls.__module__ = "datetime"
 
 
 # -- entropy -------------------------------------------------------------------
@@ -269,7 +206,9 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 _replacements: dict[int, tuple[object, object]] = {}
 # A stand-in chosen by where the copy lives, for a clearer entropy label.
 _SPECIFIC: dict[tuple[str, str], object] = {("random", "_urandom"): _sysrandom_urandom}
-_SKIP = frozenset({__name__, _escapes.__name__})  # they hold the originals on purpose
+_SKIP = frozenset(
+    {__name__, _escapes.__name__, _timefuncs.__name__}
+)  # they hold the originals on purpose
 
 
 def _build_replacements() -> None:
@@ -288,62 +227,105 @@ def _build_replacements() -> None:
         # `random.seed` is a method bound to `random._inst` at import time.
         (random.seed, types.MethodType(_seed, random._inst)),
         *_escapes.patched_escapes(),
+        *_timefuncs.pairs(),
     ]
     for original, fake in pairs:
         _replacements[id(original)] = (original, fake)
 
 
-# Scan cache. `_seen` is the set of (name, module) pairs already scanned, so a
-# module replaced under the same name is scanned again; `_hits` maps a module
-# name to its globals and the names in them that held an original.
-_seen: set[tuple[str, object]] = set()
+# Scan cache: module name -> (the module, its type when scanned). A module
+# replaced under the same name, or a lazy module that has since loaded (its
+# class changes), is scanned again. Modules are compared by identity only:
+# anything in sys.modules may raise on hashing, equality or attribute access.
+_seen: dict[str, tuple[object, type]] = {}
 _seen_keys: list[str] = []
 _seen_values: list[object] = []
+# module name -> its globals and the names in them that held an original.
 _hits: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
 _hit_order: list[str] = []
+# Read a module's namespace without running its (or a proxy's) attribute
+# lookup: a lazy module would load, a cffi `Lib` raises for unknown names.
+_module_dict: Callable[[object], object] = vars(types.ModuleType)["__dict__"].__get__
 
 
-def _scan_module(name: str, module: object) -> None:
-    namespace = _namespace(module)  # None for non-modules and some lazy loaders
-    if name in _SKIP or not isinstance(namespace, dict):
-        return
-    # A copy: another thread may be importing into this module right now.
-    found = tuple(sorted(k for k, v in namespace.copy().items() if id(v) in _replacements))
-    if found:
-        _hits[name] = (namespace, found)
-    else:
-        _hits.pop(name, None)
+class _ScanError(Exception):
+    """Interposition failed while handling one module; names it for SimulatorBug."""
+
+    def __init__(self, module: str, cause: BaseException) -> None:
+        super().__init__(module)
+        self.module = module
+        self.cause = cause
 
 
-def _scan_new_modules() -> None:
-    """Scan the modules imported (or replaced) since the last scan."""
-    # Fast path (most activations of a sweep): sys.modules is unchanged. List
-    # equality compares by identity first, so this is an identity check in C.
-    keys, values = list(sys.modules), list(sys.modules.values())
-    if keys == _seen_keys and values == _seen_values:
-        return
-    _seen_keys[:], _seen_values[:] = keys, values
-    current = sys.modules.copy()
-    try:
-        fresh = sorted(current.items() - _seen, key=lambda item: item[0])
-    except TypeError:  # an unhashable object in sys.modules: scan all
-        fresh = sorted(current.items(), key=lambda item: item[0])
-    if not fresh and len(current) == len(_seen):
-        return
-    for name, module in fresh:
-        _scan_module(name, module)
-    for name in [n for n, (ns, _) in _hits.items() if _namespace(current.get(n)) is not ns]:
-        del _hits[name]  # removed from sys.modules: stop patching a dead module
-    _seen.clear()
-    _seen.update((k, v) for k, v in current.items() if v.__hash__ is not None)
-    _hit_order[:] = sorted(_hits)
+def _namespace(module: object) -> dict[str, Any] | None:
+    """A module's globals, or None for anything that is not a module.
 
-
-def _namespace(module: object) -> object:
-    try:
-        return vars(module)
-    except Exception:
+    Objects of other kinds in sys.modules are left to the holder scan, which
+    finds copies through the garbage collector without touching attributes.
+    """
+    if not issubclass(type(module), types.ModuleType):
         return None
+    namespace = _module_dict(module)
+    return namespace if type(namespace) is dict else None
+
+
+def _scan_module(name: str, module: object) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """(globals, names holding an original) of one module, None if it holds none."""
+    namespace = _namespace(module)
+    if name in _SKIP or namespace is None:
+        return None
+    # A copy: another thread may be importing into this module right now.
+    items = namespace.copy().items()
+    found = tuple(sorted(k for k, v in items if type(k) is str and id(v) in _replacements))
+    return (namespace, found) if found else None
+
+
+def _same_modules(keys: list[str], values: list[object]) -> bool:
+    """Is sys.modules as last scanned? Lists compare by identity first, in C.
+
+    A module replaced by a different object makes `==` call that object's
+    `__eq__`, which may raise: that, too, means "changed".
+    """
+    try:
+        return keys == _seen_keys and values == _seen_values
+    except Exception:
+        return False
+
+
+def _unchanged(name: str, entry: tuple[object, type]) -> bool:
+    old = _seen.get(name)
+    return old is not None and old[0] is entry[0] and old[1] is entry[1]
+
+
+def _scan_new_modules() -> bool:
+    """Scan the modules imported (or replaced) since the last scan; False if none.
+
+    All or nothing: the cache is updated only after every new module was
+    scanned, so a failure leaves the next activation to scan them again.
+    """
+    # Fast path (most activations of a sweep): sys.modules is unchanged.
+    keys, values = list(sys.modules), list[object](sys.modules.values())
+    if _same_modules(keys, values):
+        return False
+    current = dict(zip(keys, values, strict=True))
+    seen = {name: (module, type(module)) for name, module in current.items()}
+    hits = {n: hit for n, hit in _hits.items() if _namespace(current.get(n)) is hit[0]}
+    for name in sorted(n for n, entry in seen.items() if not _unchanged(n, entry)):
+        try:
+            hit = _scan_module(name, current[name])
+        except Exception as exc:
+            raise _ScanError(name, exc) from exc
+        if hit is None:
+            hits.pop(name, None)
+        else:
+            hits[name] = hit
+    _hits.clear()
+    _hits.update(hits)
+    _hit_order[:] = sorted(hits)
+    _seen.clear()
+    _seen.update(seen)
+    _seen_keys[:], _seen_values[:] = keys, values
+    return True
 
 
 # What activate() changed, in order: (namespace, name, original, stand-in).
@@ -352,16 +334,20 @@ _saved_random_state: tuple[Any, ...] | None = None
 
 
 def _rebind_copies() -> None:
-    for modname in _hit_order:
-        namespace, names = _hits[modname]
-        for attr in names:
-            current = namespace.get(attr)
-            entry = _replacements.get(id(current))
-            if entry is None or entry[0] is not current:
-                continue  # rebound since the scan
-            fake = _SPECIFIC.get((modname, attr), entry[1])
-            namespace[attr] = fake
-            _applied.append((namespace, attr, current, fake))
+    modname = ""
+    try:
+        for modname in _hit_order:
+            namespace, names = _hits[modname]
+            for attr in names:
+                current = namespace.get(attr)
+                entry = _replacements.get(id(current))
+                if entry is None or entry[0] is not current:
+                    continue  # rebound since the scan
+                fake = _SPECIFIC.get((modname, attr), entry[1])
+                namespace[attr] = fake
+                _applied.append((namespace, attr, current, fake))
+    except Exception as exc:
+        raise _ScanError(modname, exc) from exc
 
 
 def _restore_copies() -> None:
@@ -392,17 +378,47 @@ def activate(host: InterposeHost) -> None:
     _escapes.install_audit_hook()
     if not _replacements:
         _build_replacements()
+    search = _holders.changed(_replacements)  # before anything moves a reference
     try:
-        _scan_new_modules()
+        search |= _scan_new_modules()
         _saved_random_state = random.getstate()
         random.seed(host.seed_for("random module seed"))
         _uuid_last, _uuid_node = 0, None
         random.Random.seed = _seed  # type: ignore[method-assign]
         _rebind_copies()
+        _rebind_holders(search)
         _go_live(host)
+    except _ScanError as exc:
+        deactivate()
+        raise SimulatorBug(
+            f"seedbed failed to interpose on module {exc.module!r} "
+            f"({type(exc.cause).__name__}: {exc.cause}); nothing was changed. "
+            "Please report this with the module's name"
+        ) from exc.cause
     except BaseException:
         deactivate()
         raise
+
+
+def _rebind_holders(search: bool) -> None:
+    """Copies in closures, defaults, classes, partials... (see `_holders`)."""
+    try:
+        _holders.rebind(_replacements, _excluded() if search else [], search)
+    except Exception as exc:
+        raise _ScanError("(closures, defaults and classes)", exc) from exc
+
+
+def _excluded() -> list[object]:
+    """What holds originals on purpose: never rebound, left out of the search."""
+    excluded: list[object] = [globals(), vars(_escapes), vars(_timefuncs), *_applied]
+    # datetime's classes are left to the module scan: what gets copied is a
+    # bound method (datetime.now), which is out of reach anyway.
+    excluded += [_escapes._REAL_THREAD_STARTS, _RealDatetime, _RealDate]
+    excluded += [cls.__mro__ for cls, _ in _replacements.values() if isinstance(cls, type)]
+    for _, fake in _replacements.values():
+        excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
+    excluded.extend(_replacements.values())
+    return excluded
 
 
 def _go_live(host: InterposeHost | None) -> None:
@@ -410,6 +426,7 @@ def _go_live(host: InterposeHost | None) -> None:
     owner = _get_ident() if host is not None else 0
     _host, _owner = host, owner
     _escapes.bind(host, owner)
+    _timefuncs.bind(host, owner)
 
 
 def deactivate() -> None:
@@ -419,9 +436,11 @@ def deactivate() -> None:
     """
     global _saved_random_state
     _go_live(None)
+    _holders.restore(_replacements)
     _restore_copies()
     if random.Random.__dict__.get("seed") is _seed:
         random.Random.seed = _real_seed  # type: ignore[method-assign]
     if _saved_random_state is not None:
         random.setstate(_saved_random_state)
         _saved_random_state = None
+    _holders.remember(_replacements)

@@ -53,6 +53,7 @@ from seedbed.errors import (
     RunContext,
     SimulationEscape,
     SimulationFailure,
+    UsageError,
 )
 
 T = TypeVar("T")
@@ -60,6 +61,11 @@ Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
 _new_handle = object.__new__  # handles are built field by field, see call_soon
+_PATCHED_TIME = (
+    "loop.time cannot be patched on seedbed's loop: its timers fire by its own virtual "
+    "clock, which makes a fake clock unnecessary; remove the patch and advance time with "
+    "`await asyncio.sleep(seconds)` (instant in virtual time; loop.time() follows)"
+)
 
 
 class SeedbedLoop(TaskWatch):
@@ -493,6 +499,19 @@ class SeedbedLoop(TaskWatch):
 
     def time(self) -> float:
         return self._st.clock.now / _NS
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Suites fake the clock with mock.patch.object(loop, "time", fake); the
+        # default loop fires timers by self.time(), this one by its own clock,
+        # so the fake would silently fire nothing. Refuse it where it happens.
+        if name == "time":
+            raise UsageError(_PATCHED_TIME)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name == "time":  # mock undoing the patch it could not apply: nothing to undo
+            return
+        object.__delattr__(self, name)
 
     # -- futures and tasks --------------------------------------------------
 

@@ -1,0 +1,57 @@
+"""Put another project's pytest-asyncio suite on seedbed's loop.
+
+Copied as `conftest.py` into the root of an unpacked sdist by
+`tests/suites/_suites.py`: pytest-asyncio (1.4 and later) asks the
+`pytest_asyncio_loop_factories` hook for its loops, so every async test and
+async fixture of the suite runs on a `SeedbedLoop`.
+This is the whole of what a user adds to their own suite (see the README).
+Each loop handed out is counted, so the tier can check that the suite really
+ran on seedbed's loop and not on a default one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+import pytest
+
+import seedbed
+from seedbed.aio.loop import SeedbedLoop
+
+_loops: list[SeedbedLoop] = []
+
+
+def _new_loop() -> SeedbedLoop:
+    loop = seedbed.new_event_loop(seed=int(os.environ.get("SEEDBED_SUITE_SEED", "1")))
+    _loops.append(loop)
+    return loop
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], SeedbedLoop]]:
+    return {"seedbed": _new_loop}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests the tier excludes: exact ids (with all their parameters).
+
+    (`--deselect` matches prefixes, so excluding `test_acquire` would also
+    drop `test_acquire_wait_time`.)
+    """
+    excluded = set(filter(None, os.environ.get("SEEDBED_SUITE_EXCLUDE", "").split("\n")))
+    if not excluded:
+        return
+    only = os.environ.get("SEEDBED_SUITE_ONLY_EXCLUDED") == "1"  # run just those instead
+    dropped = [item for item in items if (item.nodeid.split("[")[0] in excluded) != only]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    report = os.environ.get("SEEDBED_SUITE_LOOPS")
+    if report:
+        with open(report, "w", encoding="utf-8") as out:
+            out.write(f"{len(_loops)}\n")
