@@ -18,6 +18,7 @@ from seedbed.aio import (
     replay,
     run,
 )
+from seedbed.check import always, reachable, sometimes, unreachable
 from seedbed.errors import (
     BudgetExceeded,
     CancellationSwallowed,
@@ -27,11 +28,13 @@ from seedbed.errors import (
     Nondeterminism,
     SeedbedError,
     SeedbedWarning,
+    SimulatedFailure,
     SimulationEscape,
     SimulationFailure,
     SimulatorBug,
     UsageError,
 )
+from seedbed.faults import buggify, failpoint
 from seedbed.fs import DiskConfig
 from seedbed.net import NetworkConfig
 from seedbed.world import ClockConfig, Simulation, SimulationResult, current_node
@@ -52,6 +55,7 @@ __all__ = [
     "SeedbedError",
     "SeedbedLoop",
     "SeedbedWarning",
+    "SimulatedFailure",
     "Simulation",
     "SimulationEscape",
     "SimulationFailure",
@@ -59,11 +63,17 @@ __all__ = [
     "SimulatorBug",
     "UsageError",
     "__version__",
+    "always",
+    "buggify",
     "check_determinism",
     "checkpoint",
     "current_node",
+    "failpoint",
     "fs",
     "new_event_loop",
+    "reachable",
     "replay",
     "run",
+    "sometimes",
+    "unreachable",
 ]

@@ -102,5 +102,20 @@ class SimulatorBug(SimulationFailure):
     """seedbed broke one of its own invariants. Please report it with the seed."""
 
 
+class SimulatedFailure(Exception):
+    """An injected failure: what `await seedbed.failpoint(why)` raises in a simulation.
+
+    An ordinary exception, not a cancellation and not a `SeedbedError`: code
+    under test handles it like the I/O error it stands for (a retry loop
+    retries it and lets `asyncio.CancelledError` propagate). Left unhandled,
+    it fails the run like any other exception a node raises.
+    """
+
+    def __init__(self, why: str, location: str | None = None) -> None:
+        super().__init__(f"simulated failure: {why}" + (f" (at {location})" if location else ""))
+        self.why = why
+        self.location = location
+
+
 class SeedbedWarning(UserWarning):
     """Something will work, but not as deterministically as it should."""
