@@ -63,8 +63,12 @@ def _first_line(func: object) -> str:
 
 
 def test_the_invariant_interval_knob_thins_the_checks() -> None:
-    thinned = Scenario("thin", _scenarios.broken_at_three_seconds,
-                       invariants=[_scenarios.value_not_negative], invariant_interval=1000)  # fmt: skip
+    thinned = Scenario(
+        "thin",
+        _scenarios.broken_at_three_seconds,
+        invariants=[_scenarios.value_not_negative],
+        invariant_interval=1000,
+    )
     assert thinned.run(seed=0).values == {"flapper": "done"}  # the one-second break slips through
     with pytest.raises(UsageError, match=r"Scenario.invariant_interval must be an int >= 1, got 0"):
         Scenario("x", _scenarios.echo_world, invariant_interval=0)
