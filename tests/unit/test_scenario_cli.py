@@ -63,7 +63,7 @@ def test_a_plain_program_gets_a_default_budget_so_serving_forever_ends() -> None
 def test_run_target_returns_a_scenario_failure_with_its_location() -> None:
     outcome = run_target(_scenarios.flapping, 0)
     assert isinstance(outcome.error, InvariantViolation)
-    line = _scenarios.value_not_negative.__code__.co_firstlineno
+    line = _scenarios.value_not_negative.__code__.co_firstlineno + 1  # the assert in it
     assert outcome.record()["location"] == f"{FILE}:{line}"
     assert outcome.record()["error_type"] == "InvariantViolation"
 

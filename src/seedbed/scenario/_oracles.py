@@ -16,6 +16,7 @@ from typing import Any
 
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import InvariantViolation
+from seedbed.scenario._report import user_location
 
 Predicate = Callable[[], Any]
 
@@ -67,20 +68,24 @@ class Oracles:
     def check_invariants(self) -> None:
         """Evaluate every invariant once; the first that breaks fails the run."""
         for invariant in self._invariants:  # the hot path: no helper calls while all hold
+            failure: Exception | None = None
             try:
                 if invariant():
                     continue
                 why = "returned false"
             except AssertionError as exc:
-                why = str(exc) or "assertion failed"
+                why, failure = str(exc) or "assertion failed", exc
             except Exception as exc:  # an invariant that crashes is a broken invariant
-                why = f"raised {type(exc).__name__}: {exc}"
-            self._broke(invariant, why)
+                why, failure = f"raised {type(exc).__name__}: {exc}", exc
+            self._broke(invariant, why, failure)
             return
 
-    def _broke(self, invariant: Predicate, why: str) -> None:
+    def _broke(self, invariant: Predicate, why: str, failure: Exception | None) -> None:
         error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
-        error.location = location_of(invariant)  # type: ignore[attr-defined]
+        where = user_location(failure) if failure is not None else None
+        error.location = where or location_of(invariant)  # type: ignore[attr-defined]
+        if failure is not None:
+            error.__cause__ = failure
         self._loop.trace.emit("invariant broke", name_of(invariant))
         self._invariants = []  # the first break is the one reported
         self._loop._record_failure(error)
