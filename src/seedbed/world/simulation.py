@@ -235,9 +235,8 @@ class Simulation:
         finally:
             self._end()
             if self._trace_path is not None:
-                write_run_trace(
-                    self._trace_path, self._loop, self._loop._st.config, failure, self._header()
-                )
+                config = self._loop._st.config
+                write_run_trace(self._trace_path, self._loop, config, failure, world=self._header())
         self._check_replay()
         st = self._loop._st
         return SimulationResult(
