@@ -160,10 +160,19 @@ def _raise_or_return(outcome: RunOutcome) -> RunResult:
 
 
 def write_run_trace(
-    path: str | Path, loop: SeedbedLoop, config: LoopConfig, failure: BaseException | None
+    path: str | Path,
+    loop: SeedbedLoop,
+    config: LoopConfig,
+    failure: BaseException | None,
+    *,
+    world: dict[str, Any] | None = None,
 ) -> None:
     """Finish a run's trace file: the end line after the events (written as the
-    run went, or all now). An interrupted run's end line says so."""
+    run went, or all now). An interrupted run's end line says so.
+
+    `world` adds a simulated world's settings (network, disk, clock configs,
+    a scenario's fault profile) to the header.
+    """
     st = loop._st
     end: dict[str, Any] = {
         "end": st.trace.count,
@@ -178,7 +187,7 @@ def write_run_trace(
     if isinstance(events, TraceWriter):
         events.finish(end)
     else:
-        write_trace(path, _trace_header(loop.seed, config), events or [], end)
+        write_trace(path, {**_trace_header(loop.seed, config), **(world or {})}, events or [], end)
 
 
 def _trace_header(seed: int, config: LoopConfig) -> dict[str, Any]:
