@@ -113,6 +113,7 @@ def run(
             "virtual_time": result.virtual_time,
             "value": None if error else _describe_value(result.value),
             "failure": summarize(error) if error else None,
+            "result_digest": result.result_digest,
         }
         click.echo(json.dumps(record, sort_keys=True))
     else:

@@ -44,6 +44,7 @@ from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
+from seedbed.aio._digest import unseed_draw
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
@@ -132,12 +133,15 @@ class SeedbedLoop(TaskWatch):
         try:
             self._drive()
         finally:
-            _interpose.deactivate()
-            st.running = False
-            st.stopping = False
-            st.halt = st.failure is not None
-            asyncio.events._set_running_loop(None)
-            sys.set_asyncgen_hooks(*old_hooks)
+            try:  # before the random module's state is restored
+                st.trace.emit("unseed", "random module", unseed_draw())
+            finally:
+                _interpose.deactivate()
+                st.running = False
+                st.stopping = False
+                st.halt = st.failure is not None
+                asyncio.events._set_running_loop(None)
+                sys.set_asyncgen_hooks(*old_hooks)
 
     def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
         self._check_runnable()
@@ -499,9 +503,10 @@ class SeedbedLoop(TaskWatch):
     def create_future(self) -> asyncio.Future[Any]:
         """A plain C future (`__init__` installs a faster equivalent on the instance).
 
-        A subclass that hashes by creation number cost 10% of a sleep step, so
-        futures stay plain; tasks do hash by number (see SimTask), which is
-        what fixes the order of the sets `asyncio.wait` returns.
+        A subclass that hashes by creation number costs 12% of a sleep step
+        (`bench/future_hash.py`: C tasks take their fast path only for exact
+        futures), so futures stay plain; tasks do hash by number (see SimTask),
+        which fixes the order of the sets asyncio builds (see `_ordering`).
         """
         return asyncio.Future(loop=self)
 
