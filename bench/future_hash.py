@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _callgrind import count_instructions  # noqa: E402
+from _callgrind import count_instructions
 
 TASKS, SLEEPS = 1_000, 40
 

@@ -5,7 +5,6 @@ randomness) while staying a plain asyncio program."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import random
 from typing import Any
 

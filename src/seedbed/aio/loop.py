@@ -42,7 +42,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 from seedbed._core import Entropy, Trace, VirtualClock
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
-from seedbed.aio import _interpose
+from seedbed.aio import _blocking, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
@@ -124,6 +124,8 @@ class SeedbedLoop(TaskWatch):
         st = self._st
         warn_once_if_unfixed()
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
+        _blocking.install()
+        collector = _collect.Stretch()
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
@@ -133,9 +135,12 @@ class SeedbedLoop(TaskWatch):
         try:
             self._drive()
         finally:
-            try:  # before the random module's state is restored
+            try:  # inside the run still: its finalizers and its randomness count
+                collector.collect()
                 st.trace.emit("unseed", "random module", unseed_draw())
             finally:
+                collector.end()
+                _blocking.restore()
                 _interpose.deactivate()
                 st.running = False
                 st.stopping = False
