@@ -538,13 +538,15 @@ class SeedbedLoop(TaskWatch):
             sim_task.lane = None
         else:  # 3.11 tasks do not expose their context: remember their lane now
             sim_task.lane = lane_var.get() if context is None else context.get(lane_var)
-        if name is None:
-            name = f"Task-{next(self._task_names)}"
-        sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
+        # Every task takes a default name, named or not, and the trace records
+        # it: 3.11 and 3.12 name a task after creating it, 3.13 while creating
+        # it, and one trace must serve all three.
+        default_name = f"Task-{next(self._task_names)}"
+        sim_task.__init__(coro, loop=self, name=name or default_name, context=context, **kwargs)  # type: ignore[misc]
         self._st.tasks[number] = sim_task
         sim_task.add_done_callback(self._task_finished)
         self._st.trace.emit(
-            "task", number, name, getattr(coro, "__qualname__", type(coro).__name__)
+            "task", number, default_name, getattr(coro, "__qualname__", type(coro).__name__)
         )
         return sim_task
 
