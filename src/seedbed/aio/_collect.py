@@ -16,8 +16,14 @@ of one seed. So for each stretch of running:
 - at the end of the stretch, before interposition ends, the run's garbage is
   collected once more, so its finalizers run at a fixed point, inside the run.
 
-A process that froze objects itself (`gc.get_freeze_count() > 0`) keeps them
-frozen: seedbed then neither freezes nor unfreezes.
+Limit: a stretch freezes what earlier stretches of the same run left (a run
+is several stretches: `main`, then teardown; a world's `advance` calls make
+more), so a cycle made in one stretch and dropped in a later one is not
+collected inside the run; its finalizer runs after, outside the simulation.
+
+Objects a process froze itself (`gc.freeze()` before forking workers; CPython
+3.12.1 starts with a few hundred frozen) are unfrozen when a stretch ends,
+with the rest: that costs their copy-on-write pages, never correctness.
 """
 
 from __future__ import annotations
@@ -45,21 +51,18 @@ def collect_at(refills: int) -> None:
 class Stretch:
     """The collector's state around one stretch of running."""
 
-    __slots__ = ("froze", "was_enabled")
+    __slots__ = ("was_enabled",)
 
     def __init__(self) -> None:
         self.was_enabled = gc.isenabled()
         gc.disable()
-        self.froze = gc.get_freeze_count() == 0
-        if self.froze:
-            gc.freeze()
+        gc.freeze()
 
     def collect(self) -> None:
         """The run's own garbage, finalized at the end of the stretch."""
         gc.collect()
 
     def end(self) -> None:
-        if self.froze:
-            gc.unfreeze()
+        gc.unfreeze()
         if self.was_enabled:
             gc.enable()
