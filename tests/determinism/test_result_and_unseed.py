@@ -91,3 +91,26 @@ def test_a_run_result_and_the_json_line_carry_the_digest(tmp_path: Path) -> None
     assert result.result_digest == result_digest([1, 2, 3])
     end = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[-1])
     assert end["result"] == result.result_digest and end["result_repr"] == "[1, 2, 3]"
+
+
+def test_a_world_replay_compares_the_clients_values(tmp_path: Path) -> None:
+    path = tmp_path / "world.jsonl"
+    answer = {"value": "first"}
+
+    async def client() -> str:
+        await asyncio.sleep(1)
+        return answer["value"]
+
+    def simulate(**options: object) -> seedbed.SimulationResult:
+        sim = seedbed.Simulation(seed=6, **options)  # type: ignore[arg-type]
+        sim.client("c1", client)
+        return sim.run()
+
+    assert simulate(trace=path).values == {"c1": "first"}
+    assert simulate(replay=path).values == {"c1": "first"}
+    answer["value"] = "second"
+    with pytest.raises(Nondeterminism) as caught:
+        simulate(replay=path)
+    message = str(caught.value)
+    assert "recorded: {'c1': 'first'}" in message and "actual:   {'c1': 'second'}" in message
+    assert "seed=6" in message

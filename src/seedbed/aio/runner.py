@@ -264,7 +264,7 @@ def _compare(recorded: TraceFile, checking: Trace, outcome: RunOutcome) -> None:
     checking.check_complete()
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
-    _check_result(recorded.end, outcome.result)
+    check_result(recorded.end, outcome.result.value)
 
 
 def _note_python_version(exc: Nondeterminism, recorded: object) -> None:
@@ -276,15 +276,19 @@ def _note_python_version(exc: Nondeterminism, recorded: object) -> None:
         )
 
 
-def _check_result(end: dict[str, Any], result: RunResult) -> None:
-    """The same events must also have produced the same value (see `_digest`)."""
-    recorded = end.get("result")  # absent from traces written before digests
-    if recorded is None or recorded == result.result_digest:
+def check_result(end: dict[str, Any], value: Any) -> None:
+    """The same events must also have produced the same value (see `_digest`).
+
+    `end` is a recorded trace's end line; a trace written before result
+    digests has none, and passes.
+    """
+    recorded, actual = end.get("result"), result_digest(value)
+    if recorded is None or recorded == actual:
         return
     raise Nondeterminism(
         "the replay returned a different result with the same events "
-        f"(result digest {recorded} recorded, {result.result_digest} now)\n"
-        f"  recorded: {end.get('result_repr')}\n  actual:   {short_repr(result.value)}"
+        f"(result digest {recorded} recorded, {actual} now)\n"
+        f"  recorded: {end.get('result_repr')}\n  actual:   {short_repr(value)}"
     )
 
 
