@@ -71,6 +71,11 @@ class _Opaque:
     pass
 
 
+class _BrokenRepr:
+    def __repr__(self) -> str:
+        raise ValueError("no")
+
+
 def test_the_result_digest_ignores_addresses_and_set_order_but_not_list_order() -> None:
     assert result_digest([_Opaque()]) == result_digest([_Opaque()])
     first = {_Opaque() for _ in range(3)}
@@ -81,6 +86,7 @@ def test_the_result_digest_ignores_addresses_and_set_order_but_not_list_order() 
     assert result_digest([1, 2]) != result_digest([2, 1])
     assert result_digest({"a": 1, "b": 2}) != result_digest({"b": 2, "a": 1})
     assert result_digest((1,)) != result_digest(1)
+    assert stable_repr([_BrokenRepr()]) == "[<_BrokenRepr whose repr raised ValueError>]"
 
 
 def test_a_run_result_and_the_json_line_carry_the_digest(tmp_path: Path) -> None:

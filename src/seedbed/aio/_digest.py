@@ -47,7 +47,11 @@ def stable_repr(value: Any, depth: int = 0) -> str:
     if kind is set or kind is frozenset:
         items = ", ".join(sorted(stable_repr(item, deeper) for item in value))
         return f"{kind.__name__}({{{items}}})"
-    return _ADDRESS.sub(" at 0x?", repr(value))
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not lose the run's result
+        text = f"<{kind.__qualname__} whose repr raised {type(exc).__name__}>"
+    return _ADDRESS.sub(" at 0x?", text)
 
 
 def result_digest(value: Any) -> str:
