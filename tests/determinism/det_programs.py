@@ -67,7 +67,7 @@ async def gc_finalizers() -> list[str]:
     log: list[str] = []
     for round_ in range(40):
         _Cycle(log, f"c{round_}")
-        for _ in range(30):
+        for _ in range(120):  # 4,800 steps: a collection inside the run
             [object() for _ in range(50)]  # allocations that would trigger automatic collection
             await asyncio.sleep(0)
     return log

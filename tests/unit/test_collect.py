@@ -23,10 +23,10 @@ async def _finalizers() -> list[str]:
     log: list[str] = []
     for round_ in range(30):
         _Cycle(log, f"c{round_}")
-        for _ in range(40):
+        for _ in range(300):  # 9,000 steps: two collections inside the run
             [object() for _ in range(60)]  # enough allocation to trigger automatic collection
             await asyncio.sleep(0)
-    return log
+    return list(log)  # a copy: the collection at the stretch's end appends the rest
 
 
 def test_finalizers_run_at_the_same_step_whatever_the_heap_held_before() -> None:
@@ -37,7 +37,7 @@ def test_finalizers_run_at_the_same_step_whatever_the_heap_held_before() -> None
         outcomes.add(tuple(seedbed.run(_finalizers, seed=0).value))
     assert len(outcomes) == 1
     (log,) = outcomes
-    assert 20 <= len(log) <= 30  # collected during the run, not all at its end
+    assert 10 <= len(log) < 30  # collected during the run, not all at its end
 
 
 def test_garbage_from_before_a_run_is_not_finalized_inside_it() -> None:
@@ -45,7 +45,7 @@ def test_garbage_from_before_a_run_is_not_finalized_inside_it() -> None:
     _Cycle(log, "before")  # unreachable now; the collector has not seen it yet
 
     async def main() -> list[str]:
-        for _ in range(3000):
+        for _ in range(9000):
             await asyncio.sleep(0)
         return list(log)
 
