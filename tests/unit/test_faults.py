@@ -27,7 +27,7 @@ def test_no_profile_fields_means_no_faults() -> None:
         ({"failpoint_probability": 2}, "FaultProfile.failpoint_probability must be a probability"),
         ({"max_down": 0}, "FaultProfile.max_down must be an int in [1, 2**62], got 0"),
         ({"buggify": "yes"}, "FaultProfile.buggify must be a bool, got 'yes'"),
-        ({"downtime_mean": 0}, "FaultProfile.downtime_mean must be a number of seconds in (0, 1e+09]"),
+        ({"downtime_mean": 0}, "FaultProfile.downtime_mean must be a number of seconds in (0, "),
     ],
 )  # fmt: skip
 def test_a_bad_setting_is_refused_on_construction(settings: dict[str, Any], message: str) -> None:

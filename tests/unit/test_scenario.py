@@ -69,7 +69,8 @@ def test_the_invariant_interval_knob_thins_the_checks() -> None:
         invariant_interval=1000,
     )
     assert thinned.run(seed=0).values == {"flapper": "done"}  # the one-second break slips through
-    with pytest.raises(UsageError, match=r"Scenario.invariant_interval must be an int in \[1, 2\*\*62\], got 0"):
+    refused = r"Scenario.invariant_interval must be an int in \[1, 2\*\*62\], got 0"
+    with pytest.raises(UsageError, match=refused):
         Scenario("x", _scenarios.echo_world, invariant_interval=0)
 
 

@@ -53,7 +53,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from seedbed.aio import _escapes, _holders, _timefuncs
+from seedbed.aio import _escapes, _holders, _ordering, _timefuncs
 from seedbed.aio._host import InterposeHost
 from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
 from seedbed.errors import SimulatorBug, UsageError
@@ -228,6 +228,7 @@ def _build_replacements() -> None:
         (random.seed, types.MethodType(_seed, random._inst)),
         *_escapes.patched_escapes(),
         *_timefuncs.pairs(),
+        *_ordering.patched_functions(),
     ]
     for original, fake in pairs:
         _replacements[id(original)] = (original, fake)

@@ -25,9 +25,10 @@ from seedbed._core.tracefile import RecordedTrace, TraceWriter, write_trace
 from seedbed._core.validate import check_seed as check_seed  # re-exported: callers import it here
 from seedbed._target import replay_command
 from seedbed._version import VERSION
+from seedbed.aio._digest import result_digest, short_repr
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.errors import Nondeterminism, SimulationFailure, UsageError
+from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 
 Main = Callable[[], Any]
 _TEARDOWN_STEPS = 100_000  # how long cancelled leftovers get to finish
@@ -42,6 +43,7 @@ class RunResult:
     trace_hash: str
     steps: int
     virtual_time: float  # seconds
+    result_digest: str | None = None  # of `value` (see _digest); None for a failed run
 
 
 def make_config(
@@ -148,9 +150,11 @@ def execute(
         abandon_pending(loop)
         loop.close()
         if trace_path is not None:
-            write_run_trace(trace_path, loop, config, failure)
+            write_run_trace(trace_path, loop, config, failure, value=value)
     st = loop._st
-    return RunOutcome(RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9), failure)
+    digest = None if failure is not None else result_digest(value)
+    result = RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9, digest)
+    return RunOutcome(result, failure)
 
 
 def _raise_or_return(outcome: RunOutcome) -> RunResult:
@@ -166,12 +170,15 @@ def write_run_trace(
     failure: BaseException | None,
     *,
     world: dict[str, Any] | None = None,
+    value: Any = None,
 ) -> None:
     """Finish a run's trace file: the end line after the events (written as the
     run went, or all now). An interrupted run's end line says so.
 
     `world` adds a simulated world's settings (network, disk, clock configs,
-    a scenario's fault profile) to the header.
+    a scenario's fault profile) to the header. The end line carries the
+    result's digest and a short stable repr, which a replay compares (a
+    program can return something else with the same events).
     """
     st = loop._st
     end: dict[str, Any] = {
@@ -180,6 +187,8 @@ def write_run_trace(
         "steps": st.steps,
         "virtual_time_ns": st.clock.now,
         "failure": failure_line(failure),
+        "result": None if failure is not None else result_digest(value),
+        "result_repr": None if failure is not None else short_repr(value),
     }
     if isinstance(failure, KeyboardInterrupt | SystemExit):
         end = {"end": st.trace.count, "interrupted": type(failure).__name__}
@@ -229,11 +238,15 @@ def run(
 
 
 def replay(main: Main, *, trace: str | Path) -> RunResult:
-    """Re-run a recorded trace; raise `Nondeterminism` at the first differing event.
+    """Re-run a recorded trace; raise `Nondeterminism` at the first differing event,
+    or if the same events returned a different result.
 
     The trace is read as a stream, compared as the run goes. A recorded
     failure that happens again is raised as it was. A malformed or cut trace
-    is a `UsageError` naming the line, never a divergence or a replay.
+    is a `UsageError` naming the line, never a divergence or a replay. A trace
+    recorded on another Python version says so in the `Nondeterminism` it
+    raises: where the standard library changed (README, "One trace across
+    versions"), such a trace cannot replay.
     """
     recorded = RecordedTrace(trace)
     try:
@@ -252,6 +265,22 @@ def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
     checking = Trace(expected=cast(Sequence[Event], recorded.events))
     outcome = execute(main, recorded.seed, config, checking, None)
     recorded.raise_if_defective()  # the recording stopped the comparison, not the run
+    try:
+        _compare(recorded, checking, outcome)
+    except Nondeterminism as exc:
+        _note_python_version(exc, recorded.header.get("python"))
+        if exc.context is None:
+            exc.context = RunContext(
+                recorded.seed, outcome.result.steps, round(outcome.result.virtual_time * 1e9),
+                replay_command(main, recorded.seed, config.changed()),
+            )  # fmt: skip
+        raise
+    return outcome.result
+
+
+def _compare(recorded: RecordedTrace, checking: Trace, outcome: RunOutcome) -> None:
+    """Raise what a replay must: a divergence, a different ending or result, or
+    the recorded failure happening again."""
     error = outcome.error
     if checking.divergence is not None:
         raise checking.divergence
@@ -266,7 +295,32 @@ def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
         raise error
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
-    return outcome.result
+    check_result(recorded.end, outcome.result.value)
+
+
+def _note_python_version(exc: Nondeterminism, recorded: object) -> None:
+    actual = platform.python_version()
+    if isinstance(recorded, str) and recorded.split(".")[:2] != actual.split(".")[:2]:
+        exc.message += (
+            f"\n  the trace was recorded on Python {recorded} and replayed on {actual}: "
+            "record it again on this version (README: One trace across versions)"
+        )
+
+
+def check_result(end: dict[str, Any], value: Any) -> None:
+    """The same events must also have produced the same value (see `_digest`).
+
+    `end` is a recorded trace's end line; a trace written before result
+    digests has none, and passes.
+    """
+    recorded, actual = end.get("result"), result_digest(value)
+    if recorded is None or recorded == actual:
+        return
+    raise Nondeterminism(
+        "the replay returned a different result with the same events "
+        f"(result digest {recorded} recorded, {actual} now)\n"
+        f"  recorded: {end.get('result_repr')}\n  actual:   {short_repr(value)}"
+    )
 
 
 def _diverged(checking: Trace, recorded: str | None, actual: str | None) -> Nondeterminism:

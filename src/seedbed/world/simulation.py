@@ -39,7 +39,7 @@ from seedbed._core.validate import check_bool
 from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.aio.runner import abandon_pending, check_seed, write_run_trace
+from seedbed.aio.runner import abandon_pending, check_result, check_seed, write_run_trace
 from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
@@ -249,6 +249,7 @@ class Simulation:
             )
         self._begin()
         failure: BaseException | None = None
+        values: dict[str, Any] = {}
         try:
             values = self._drive(self._first_of(driver()))
         except BaseException as exc:
@@ -263,8 +264,11 @@ class Simulation:
             self._end()
             if self._trace_path is not None:
                 config = self._loop._st.config
-                write_run_trace(self._trace_path, self._loop, config, failure, world=self._header())
-        self._check_replay()
+                write_run_trace(
+                    self._trace_path, self._loop, config, failure,
+                    world=self._header(), value=values,
+                )  # fmt: skip
+        self._check_replay(values)
         st = self._loop._st
         return SimulationResult(
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
@@ -291,8 +295,9 @@ class Simulation:
             )
         return recorded
 
-    def _check_replay(self) -> None:
-        """After a successful replayed run: it must have ended where the recording did."""
+    def _check_replay(self, values: dict[str, Any]) -> None:
+        """After a successful replayed run: it must have ended where the recording
+        did, with the same client values."""
         if self._recorded is None:
             return
         trace = self._loop._st.trace
@@ -305,6 +310,10 @@ class Simulation:
                     f"{trace.count}\n  recorded: {recorded_failure}\n  actual:   completed"
                 )
             )
+        try:
+            check_result(self._recorded.end, values)
+        except Nondeterminism as exc:
+            raise self._loop._fail(exc) from None
 
     def _begin(self) -> None:
         if self._finished:
