@@ -415,6 +415,7 @@ def _excluded() -> list[object]:
     # datetime's classes are left to the module scan: what gets copied is a
     # bound method (datetime.now), which is out of reach anyway.
     excluded += [_escapes._REAL_THREAD_STARTS, _RealDatetime, _RealDate]
+    excluded += [vars(_ordering), _ordering._STDLIB]  # the stand-in calls the stdlib's
     excluded += [cls.__mro__ for cls, _ in _replacements.values() if isinstance(cls, type)]
     for _, fake in _replacements.values():
         excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
