@@ -195,6 +195,58 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
     sys.exit(code)
 
 
+@cli.command("check-determinism")
+@click.argument("target")
+@click.option("--seeds", type=click.IntRange(min=1), default=20, show_default=True,
+              help="how many seeds to check")  # fmt: skip
+@click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="worker processes per pass  [default: one per core]")  # fmt: skip
+@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget per seed, seconds")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+def check_determinism(target: str, seeds: int, first: int, jobs: int | None, seed_timeout: float,
+                      max_steps: int | None, max_time: float | None, strict: bool,
+                      as_json: bool) -> None:  # fmt: skip
+    """Run every seed twice, in fresh processes under different hash seeds; compare."""
+    from seedbed._sweep._command import runner_prefix
+    from seedbed._sweep._determinism import HASH_SEEDS
+    from seedbed._sweep._determinism import check_determinism as check
+    from seedbed._sweep._engine import default_jobs
+    from seedbed.errors import UsageError
+
+    options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}
+    settings = {"target": target, "options": options, "runner": runner_prefix()}
+    try:
+        compared, divergences = check(
+            settings, range(first, first + seeds), jobs or default_jobs(), seed_timeout
+        )
+    except (UsageError, OSError) as exc:
+        _usage_error(str(exc))
+        return
+    a, b = HASH_SEEDS
+    for divergence in divergences:
+        click.echo(f"seed {divergence.seed} ran differently under PYTHONHASHSEED={a} and {b}:")
+        for difference in divergence.differences:
+            click.echo(f"  {difference}")
+        click.echo(f"  {divergence.first_event}")
+        click.echo(f"  replay: {divergence.replay}")
+    verdict = f"{len(divergences)} of {compared} seeds diverged" if divergences else (
+        f"{compared} seeds, each the same in both runs (PYTHONHASHSEED={a} and {b}, "
+        "fresh processes, seeds in opposite orders)"
+    )  # fmt: skip
+    click.echo(verdict)
+    if as_json:
+        record = {"seeds": compared, "diverged": [d.seed for d in divergences],
+                  "divergences": [d.__dict__ for d in divergences]}  # fmt: skip
+        click.echo(json.dumps(record, sort_keys=True))
+    sys.exit(1 if divergences else 0)
+
+
 def _register_commands() -> None:
     from seedbed.check._cli import check_history
 

@@ -13,8 +13,8 @@ from seedbed._sweep._summary import summarize
 
 
 def record(seed: int, status: str = "pass", **fields: Any) -> dict[str, Any]:
-    return {"kind": "seed", "seed": seed, "status": status, "replay": f"seedbed run t --seed {seed}",
-            **fields}  # fmt: skip
+    replay = f"seedbed run t --seed {seed}"
+    return {"kind": "seed", "seed": seed, "status": status, "replay": replay, **fields}
 
 
 def test_numbers_are_masked_but_node_names_and_words_keep_their_digits() -> None:
