@@ -8,9 +8,14 @@ operations with `Recorder` (or read a history from a file with
     verdict = linearizable(history, cas_register(), timeout=10)
     assert verdict, verdict.explain()
 
+Assertions inside a run (`always`, `sometimes`, `reachable`,
+`unreachable`) are the oracles code carries with it; each run keeps a catalog
+of them (see `seedbed.check._assertions`).
+
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
 """
 
+from seedbed.check._assertions import always, reachable, sometimes, unreachable
 from seedbed.check._history import (
     Event,
     History,
@@ -56,6 +61,7 @@ __all__ = [
     "Recorder",
     "Register",
     "Verdict",
+    "always",
     "cas_register",
     "detect_format",
     "kv",
@@ -64,7 +70,10 @@ __all__ = [
     "parse_jepsen_log",
     "parse_jsonl",
     "parse_kv_log",
+    "reachable",
     "read_history",
     "read_jsonl",
     "register",
+    "sometimes",
+    "unreachable",
 ]
