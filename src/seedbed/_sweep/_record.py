@@ -42,6 +42,7 @@ class SeedOutcome:
     profile: dict[str, Any] | None = None
     faults: dict[str, Any] | None = None
     assertions: dict[str, Any] | None = None
+    location: str | None = None  # the user's file:line where the run failed, if known
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -114,6 +115,11 @@ def _relative(path: str) -> str:
         return path
 
 
+def _relative_location(location: str) -> str:
+    path, sep, line = location.rpartition(":")
+    return f"{_relative(path)}:{line}" if sep and line.isdigit() else location
+
+
 def result_digest(value: Any) -> str:
     """A short digest of a run's return value, equal for equal values in any process.
 
@@ -155,6 +161,8 @@ def build(seed: int, replay: str, outcome: SeedOutcome, wall_time: float) -> dic
     }
     if error is not None:
         record.update(describe_error(error))
+        if outcome.location:
+            record["location"] = _relative_location(outcome.location)
     record.update(outcome.extra)
     return record
 

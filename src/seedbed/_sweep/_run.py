@@ -1,18 +1,18 @@
 """Running one seed of a target in this process, whatever kind of target it is.
 
-Every kind of target comes out as a `SeedOutcome`: a plain async program
-through the loop's runner; a scenario adds its fault profile, fault
-effectiveness and assertion catalog, and nothing else changes.
+Every kind of target (an async main, a `Scenario`, a function that builds a
+`Simulation`) runs through `run_target`, the one runner that `seedbed run`,
+sweeps, check-determinism and the pytest plugin share, and comes out as a
+`SeedOutcome`. A scenario adds its fault profile, fault effectiveness and
+assertion catalog; nothing else changes.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from seedbed._core import Trace
 from seedbed._sweep._record import SeedOutcome
-from seedbed.aio.runner import execute, make_config
+from seedbed._target import run_target
 from seedbed.errors import UsageError
 
 
@@ -24,16 +24,16 @@ def run_seed(
     `trace_path` keeps the run's events in that file (to find where two runs
     of a seed diverge). A `UsageError` (the target cannot run at all) raises.
     """
-    config = make_config(options.get("max_steps"), options.get("max_time"),
-                         {"strict": bool(options.get("strict"))})  # fmt: skip
-    trace = Trace(keep=trace_path is not None)
+    given = {key: value for key, value in options.items() if value not in (None, False)}
+    if trace_path is not None:
+        given["trace"] = trace_path
     try:
-        outcome = execute(target, seed, config, trace, Path(trace_path) if trace_path else None)
+        outcome = run_target(target, seed, **given)
     except UsageError:
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt from inside the run
         return SeedOutcome(None, None, None, error=exc)
-    result = outcome.result
     return SeedOutcome(
-        result.trace_hash, result.steps, result.virtual_time, result.value, outcome.error
-    )
+        outcome.trace_hash, outcome.steps, outcome.virtual_time, outcome.value, outcome.error,
+        outcome.profile, outcome.faults, outcome.assertions, location=outcome.location,
+    )  # fmt: skip
