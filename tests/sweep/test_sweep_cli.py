@@ -230,3 +230,52 @@ def test_resume_drops_a_line_cut_short_by_a_kill_and_runs_that_seed_again(tmp_pa
     done = seedbed("sweep", RACE, "--seeds", "10", "--out", str(tmp_path), "--resume")
     assert "1 run in" in done.stdout, done.stdout + done.stderr
     assert seed_results(path) == whole
+
+
+def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
+    tmp_path: Path,
+) -> None:
+    target = "tests.sweep._scenarios:pinging"
+    done = seedbed("sweep", target, "--seeds", "6", "--json", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    seeds = records(tmp_path / "results.jsonl")[1:]
+    assert all(r["profile"]["partition_per_second"] == 1.0 for r in seeds)
+    assert all(set(r["faults"]) >= {"crash", "partition"} for r in seeds)
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    partitions = summary["faults"]["partition"]
+    assert partitions["injected"] == sum(r["faults"]["partition"]["injected"] for r in seeds)
+    assert partitions["seeds_on"] == sum(r["faults"]["partition"]["injected"] > 0 for r in seeds)
+    assert summary["never_true"] == ["a client sent more than a hundred pings"]
+    answered = summary["assertions"]["a ping was answered"]
+    assert answered["kind"] == "reachable" and answered["seeds_true"] == 6
+    line = _line_of("tests/sweep/_scenarios.py", 'seedbed.reachable("a ping was answered")')
+    assert answered["location"] == f"tests/sweep/_scenarios.py:{line}"
+    assert "partition  on in " in done.stderr and "effective in " in done.stderr
+    assert "never true: sometimes 'a client sent more than a hundred pings'" in done.stderr
+
+    again = seedbed("sweep", target, "--seeds", "6", "--out", str(tmp_path), "--resume",
+                    "--require-sometimes")  # fmt: skip
+    assert again.returncode == 1, again.stderr
+    assert "--require-sometimes: 1 never true, a failure" in again.stdout
+    assert "0 run in" in again.stdout  # every seed came from the file
+
+
+def test_a_failing_scenario_is_bucketed_by_the_invariant_that_fired(tmp_path: Path) -> None:
+    done = seedbed("sweep", "tests.sweep._scenarios:climbing", "--first", "10", "--seeds", "5",
+                   "--json", "--out", str(tmp_path))  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    [bucket] = json.loads(done.stdout.strip().splitlines()[-1])["buckets"]
+    assert (
+        bucket["bucket"]
+        == "InvariantViolation: invariant value_stays_small broke: value reached <n>"
+    )
+    assert (bucket["count"], bucket["smallest_seed"]) == (5, 10)
+    # the scenario's failure report names the invariant that broke, by its definition
+    line = _line_of("tests/sweep/_scenarios.py", "def value_stays_small")
+    assert bucket["location"] == f"tests/sweep/_scenarios.py:{line}"
+    assert bucket["replay"].endswith("seedbed run tests.sweep._scenarios:climbing --seed 10")
+
+
+def _line_of(path: str, text: str) -> int:
+    lines = (REPO / path).read_text().splitlines()
+    return next(number for number, line in enumerate(lines, start=1) if text in line)

@@ -115,7 +115,10 @@ def _relative(path: str) -> str:
         return path
 
 
-def _relative_location(location: str) -> str:
+def relative_location(location: Any) -> Any:
+    """'file:line' with the file relative to the current directory when below it."""
+    if not isinstance(location, str):
+        return location
     path, sep, line = location.rpartition(":")
     return f"{_relative(path)}:{line}" if sep and line.isdigit() else location
 
@@ -161,8 +164,8 @@ def build(seed: int, replay: str, outcome: SeedOutcome, wall_time: float) -> dic
     }
     if error is not None:
         record.update(describe_error(error))
-        if outcome.location:
-            record["location"] = _relative_location(outcome.location)
+        if record["location"] is None and outcome.location:
+            record["location"] = relative_location(outcome.location)
     record.update(outcome.extra)
     return record
 
@@ -172,7 +175,11 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     leaf = leaf_error(error)
     error_type, message = type(leaf).__name__, first_line(leaf)
     report = getattr(error, "report", None)
-    location = getattr(report, "location", None) or user_location(leaf)
+    location = (
+        user_location(leaf)
+        or (user_location(leaf.__cause__) if leaf.__cause__ is not None else None)
+        or relative_location(getattr(report, "location", None))
+    )
     text = "".join(traceback.format_exception(error))
     return {
         "error_type": error_type,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedbed._sweep._record import FAILED
+from seedbed._sweep._record import FAILED, relative_location
 
 Record = dict[str, Any]
 _HOPEFUL = ("sometimes", "reachable")  # kinds that must be true at least once
@@ -140,7 +140,7 @@ def _add_assertions(catalog: dict[str, dict[str, Any]], assertions: Any, record:
             continue
         merged = catalog.setdefault(
             str(message),
-            {"kind": entry.get("kind"), "location": entry.get("location"),
+            {"kind": entry.get("kind"), "location": relative_location(entry.get("location")),
              "evaluated": 0, "true": 0, "seeds_true": 0, "first_true_seed": None},
         )  # fmt: skip
         true = int(entry.get("true", 0))
