@@ -32,7 +32,7 @@ def runner_prefix(environ: dict[str, str] | None = None) -> str:
     return f"{shlex.quote(sys.executable)} -m seedbed"
 
 
-def pytest_prefix(environ: dict[str, str] | None = None) -> str:
+def runner_for_pytest(environ: dict[str, str] | None = None) -> str:
     """How to start pytest from the user's shell, e.g. 'uv run pytest'."""
     env = os.environ if environ is None else environ
     return "uv run pytest" if env.get("UV_RUN_RECURSION_DEPTH") else "pytest"
