@@ -84,6 +84,8 @@ class WorkerPool:
                 self._spawn(slot)
         while self._queue or any(w.request is not None for w in self._workers.values()):
             self._respawn_missing()
+            for worker in list(self._workers.values()):
+                self._dispatch(worker)  # workers left idle by an earlier `run`
             for key, _ in self._selector.select(self._wait_time()):
                 self._read(self._workers[key.data], on_record)
             self._watchdog(on_record)
