@@ -271,8 +271,8 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
                       as_json: bool) -> None:  # fmt: skip
     """Run every seed twice, in fresh processes under different hash seeds; compare."""
     from seedbed._sweep._command import runner_prefix
-    from seedbed._sweep._determinism import HASH_SEEDS
     from seedbed._sweep._determinism import check_determinism as check
+    from seedbed._sweep._determinism import report_lines
     from seedbed._sweep._engine import default_jobs
     from seedbed.errors import UsageError
 
@@ -285,22 +285,8 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
     except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
-    a, b = HASH_SEEDS
-    for divergence in divergences:
-        click.echo(f"seed {divergence.seed} ran differently under PYTHONHASHSEED={a} and {b}:")
-        for difference in divergence.differences:
-            click.echo(f"  {difference}")
-        click.echo(f"  {divergence.first_event}")
-        click.echo(f"  replay: {divergence.replay}")
-    verdict = f"{len(divergences)} of {compared} seeds diverged" if divergences else (
-        f"{compared} seeds, each the same in both runs (PYTHONHASHSEED={a} and {b}, "
-        "fresh processes, seeds in opposite orders)"
-    )  # fmt: skip
-    click.echo(verdict)
-    if as_json:
-        record = {"seeds": compared, "diverged": [d.seed for d in divergences],
-                  "divergences": [d.__dict__ for d in divergences]}  # fmt: skip
-        click.echo(json.dumps(record, sort_keys=True))
+    for line in report_lines(compared, divergences, as_json=as_json):
+        click.echo(line)
     sys.exit(1 if divergences else 0)
 
 

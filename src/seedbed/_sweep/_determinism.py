@@ -11,6 +11,8 @@ that differs; when those two agree, the seed depended on its neighbours.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -124,3 +126,25 @@ def check_determinism(
                     Divergence(seed, differences, where, str(first[seed].get("replay")))
                 )
     return len(first), divergences
+
+
+def report_lines(compared: int, divergences: list[Divergence], *, as_json: bool) -> list[str]:
+    """Each divergence with its differences and first differing event, then the verdict."""
+    a, b = HASH_SEEDS
+    lines = []
+    for divergence in divergences:
+        lines.append(f"seed {divergence.seed} ran differently under PYTHONHASHSEED={a} and {b}:")
+        lines += [f"  {difference}" for difference in divergence.differences]
+        lines += [f"  {divergence.first_event}", f"  replay: {divergence.replay}"]
+    if divergences:
+        lines.append(f"{len(divergences)} of {compared} seeds diverged")
+    else:
+        lines.append(
+            f"{compared} seeds, each the same in both runs (PYTHONHASHSEED={a} and {b}, "
+            "fresh processes, seeds in opposite orders)"
+        )
+    if as_json:
+        record = {"seeds": compared, "diverged": [d.seed for d in divergences],
+                  "divergences": [dataclasses.asdict(d) for d in divergences]}  # fmt: skip
+        lines.append(json.dumps(record, sort_keys=True))
+    return lines

@@ -94,10 +94,7 @@ class LiveProgress:
             return
         self._buckets.add(bucket)
         line = f"new failure, seed {record['seed']}: {bucket}"
-        if self.interactive:
-            self._bar.console.print(line, highlight=False, markup=False, soft_wrap=True)
-        else:
-            self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)  # above the bar
 
 
 def _time_left(progress: LiveProgress) -> str:

@@ -90,6 +90,9 @@ def _stop_on_terminate() -> Iterator[None]:
         raise _Stopped(signal.Signals(signum).name)
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # Ctrl-C stops the sweep with its summary even where SIGINT arrived ignored
+    # (a shell starts background jobs that way): the sweep is built to stop cleanly.
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
