@@ -161,6 +161,7 @@ def write_run_trace(
     loop: SeedbedLoop,
     config: LoopConfig,
     failure: BaseException | None,
+    *,
     world: dict[str, Any] | None = None,
 ) -> None:
     """Write a run's trace file: header, the events it kept, the end line.

@@ -19,8 +19,10 @@ sites. Every decision is a labelled draw on the run's "buggify" stream.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 from seedbed.aio.loop import SeedbedLoop
@@ -80,9 +82,18 @@ def current_hooks() -> RunHooks | None:
 
 
 def caller_location(depth: int = 2) -> str:
-    """'file:line' of the code that called the hook (depth frames up)."""
+    """'file:line' of the code that called the hook (depth frames up), the file
+    relative to the current directory when it is under it."""
     frame = sys._getframe(depth)
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return f"{_shown_path(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+@functools.lru_cache(maxsize=256)
+def _shown_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path
 
 
 def buggify(why: str) -> bool:

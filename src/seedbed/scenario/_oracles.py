@@ -16,6 +16,7 @@ from typing import Any
 
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import InvariantViolation
+from seedbed.scenario._report import user_location
 
 Predicate = Callable[[], Any]
 
@@ -54,7 +55,6 @@ class Oracles:
         self._interval = interval
         self._countdown = interval
         self._live: asyncio.Future[None] | None = None
-        self.checks = 0  # invariant evaluations run (for the benchmark and the docs)
 
     def __call__(self) -> None:
         if self._invariants:
@@ -62,23 +62,38 @@ class Oracles:
             if self._countdown <= 0:
                 self._countdown = self._interval
                 self.check_invariants()
-        if self._live is not None and not self._live.done() and not self.still_false():
-            self._live.set_result(None)
+        if self._live is not None:
+            self._check_liveness()
 
     def check_invariants(self) -> None:
-        for invariant in self._invariants:
-            self.checks += 1
+        """Evaluate every invariant once; the first that breaks fails the run."""
+        for invariant in self._invariants:  # the hot path: no helper calls while all hold
+            failure: Exception | None = None
             try:
-                why = evaluate(invariant)
+                if invariant():
+                    continue
+                why = "returned false"
+            except AssertionError as exc:
+                why, failure = str(exc) or "assertion failed", exc
             except Exception as exc:  # an invariant that crashes is a broken invariant
-                why = f"raised {type(exc).__name__}: {exc}"
-            if why is not None:
-                error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
-                error.location = location_of(invariant)  # type: ignore[attr-defined]
-                self._loop.trace.emit("invariant broke", name_of(invariant))
-                self._invariants = []  # the first break is the one reported
-                self._loop._record_failure(error)
-                return
+                why, failure = f"raised {type(exc).__name__}: {exc}", exc
+            self._broke(invariant, why, failure)
+            return
+
+    def _broke(self, invariant: Predicate, why: str, failure: Exception | None) -> None:
+        error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
+        where = user_location(failure) if failure is not None else None
+        error.location = where or location_of(invariant)  # type: ignore[attr-defined]
+        if failure is not None:
+            error.__cause__ = failure
+        self._loop.trace.emit("invariant broke", name_of(invariant))
+        self._invariants = []  # the first break is the one reported
+        self._loop._record_failure(error)
+
+    def _check_liveness(self) -> None:
+        live = self._live
+        if live is not None and not live.done() and not self.still_false():
+            live.set_result(None)
 
     def still_false(self) -> list[str]:
         """The liveness predicates that do not hold now, with why."""

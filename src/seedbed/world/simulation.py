@@ -216,6 +216,12 @@ class Simulation:
 
         A node's failure ends the run first. A `Scenario` drives its phases so.
         """
+        if asyncio.events._get_running_loop() is not None:
+            raise UsageError(
+                "Simulation.run() was called inside a running event loop (from an async "
+                "function): call it from a plain function taking the seed, or wrap the "
+                "world's setup in a seedbed.Scenario"
+            )
         self._begin()
         failure: BaseException | None = None
         try:
@@ -229,9 +235,8 @@ class Simulation:
         finally:
             self._end()
             if self._trace_path is not None:
-                write_run_trace(
-                    self._trace_path, self._loop, self._loop._st.config, failure, self._header()
-                )
+                config = self._loop._st.config
+                write_run_trace(self._trace_path, self._loop, config, failure, world=self._header())
         self._check_replay()
         st = self._loop._st
         return SimulationResult(
