@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -224,28 +225,79 @@ def _replay_scenario(scenario: Any, trace_path: str) -> Any:
 @click.option("--seeds", type=click.IntRange(min=1), default=100, show_default=True,
               help="how many seeds to run")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="worker processes  [default: one per core]")  # fmt: skip
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="folder for results.jsonl  [default: .seedbed/sweeps/TARGET]")  # fmt: skip
+@click.option("--resume", is_flag=True, help="continue the sweep in --out; skip finished seeds")
+@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget per seed, seconds")  # fmt: skip
-def sweep(
-    target: str, seeds: int, first: int, max_steps: int | None, max_time: float | None
-) -> None:
-    """Run TARGET under many seeds; list the failing seeds and how to replay one."""
-    from seedbed._cli_guard import exit_from_user_code
-    from seedbed._sweep_display import run_sweep
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--traceback", "show_traceback", is_flag=True,
+              help="show the full traceback of each bucket's smallest failing seed")  # fmt: skip
+@click.option("--require-sometimes", is_flag=True,
+              help="a `sometimes` assertion never true in any seed fails the sweep")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
+          seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
+          show_traceback: bool, require_sometimes: bool, as_json: bool) -> None:  # fmt: skip
+    """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
+    from seedbed._sweep._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
     from seedbed.errors import UsageError
 
-    main = _resolve(target)
+    spec = SweepSpec(
+        target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
+        options={"max_steps": max_steps, "max_time": max_time, "strict": strict},
+        resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
+        require_sometimes=require_sometimes, argv=argv(),
+    )  # fmt: skip
     try:
-        failures = run_sweep(
-            main, range(first, first + seeds), max_steps=max_steps, max_time=max_time
-        )
-    except UsageError as exc:  # e.g. a target that is not async: as `run` says it
+        code = run_sweep(spec)
+    except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
-    except (SystemExit, KeyboardInterrupt) as exc:
-        exit_from_user_code(exc, target)
-    sys.exit(1 if failures else 0)
+    sys.exit(code)
+
+
+@cli.command("check-determinism")
+@click.argument("target")
+@click.option("--seeds", type=click.IntRange(min=1), default=20, show_default=True,
+              help="how many seeds to check")  # fmt: skip
+@click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="worker processes per pass  [default: one per core]")  # fmt: skip
+@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget per seed, seconds")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+def check_determinism(target: str, seeds: int, first: int, jobs: int | None, seed_timeout: float,
+                      max_steps: int | None, max_time: float | None, strict: bool,
+                      as_json: bool) -> None:  # fmt: skip
+    """Run every seed twice, in fresh processes under different hash seeds; compare."""
+    from seedbed._sweep._command import runner_prefix
+    from seedbed._sweep._determinism import check_determinism as check
+    from seedbed._sweep._determinism import report_lines
+    from seedbed._sweep._engine import default_jobs
+    from seedbed.errors import UsageError
+
+    options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}
+    settings = {"target": target, "options": options, "runner": runner_prefix()}
+    try:
+        compared, divergences = check(
+            settings, range(first, first + seeds), jobs or default_jobs(), seed_timeout
+        )
+    except (UsageError, OSError) as exc:
+        _usage_error(str(exc))
+        return
+    for line in report_lines(compared, divergences, as_json=as_json):
+        click.echo(line)
+    sys.exit(1 if divergences else 0)
 
 
 def _register_commands() -> None:

@@ -1,0 +1,122 @@
+"""Benchmark: a sweep's seeds per second with one and two workers, and the pool's cost.
+
+One run measures, interleaved over several rounds, for a fixed small scenario
+(`_sweep_scenario.py`: three servers, two clients, crashes):
+
+- the baseline: `scenario.run(seed)` in a loop in this process;
+- the worker pool with 1 and with 2 workers, each seed's record appended to
+  a results file as `seedbed sweep` does, after the workers have started
+  (their start-up, the interpreter and the imports, is reported apart);
+- the per-seed overhead of the pool: its time per seed with one worker minus
+  the baseline's.
+
+Targets (issue 10): `--jobs 2` at >= 1.7x `--jobs 1` on a 2-core machine, and
+a per-seed overhead under 5 ms. The load average is printed at the start and
+the end: other processes on the machine take cores from the workers, and the
+2-worker ratio shows it. It reports; it never gates.
+
+    PYTHONHASHSEED=0 python bench/sweep.py [--seeds 200] [--rounds 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _sweep_scenario
+from seedbed._sweep._pool import WorkerPool
+from seedbed._sweep._results import ResultsWriter
+
+TARGET = str(Path(__file__).with_name("_sweep_scenario.py")) + ":scenario"
+
+
+def in_process(seeds: range) -> float:
+    """Seconds per seed of `scenario.run(seed)` in a loop, here (after a warm-up seed)."""
+    _sweep_scenario.scenario.run(10**9)
+    started = time.perf_counter()
+    for seed in seeds:
+        _sweep_scenario.scenario.run(seed)
+    return (time.perf_counter() - started) / len(seeds)
+
+
+def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float]:
+    """(seconds for the workers to start, seconds per seed once started) with `jobs` workers."""
+    settings = {"target": TARGET, "options": {}, "runner": "seedbed"}
+    pool = WorkerPool(settings, jobs, folder / "logs", seed_timeout=300.0)
+    writer = ResultsWriter(folder / f"results-{jobs}.jsonl", keep_bytes=None)
+    warm_up = [{"seed": 10**9 + i} for i in range(jobs)]  # one per worker: starts them all
+    try:
+        started = time.perf_counter()
+        pool.run(warm_up, writer.append)
+        ready = time.perf_counter()
+        pool.run([{"seed": seed} for seed in seeds], writer.append)
+        done = time.perf_counter()
+    finally:
+        pool.close()
+        writer.close()
+    return ready - started, (done - ready) / len(seeds)
+
+
+def measure(seeds: int, rounds: int) -> dict[str, Any]:
+    seed_range = range(seeds)
+    samples: dict[str, list[float]] = {"loop": [], "start1": [], "pool1": [], "start2": [],
+                                       "pool2": []}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="seedbed-bench-sweep-") as name:
+        for _ in range(rounds):
+            samples["loop"].append(in_process(seed_range))
+            for jobs in (1, 2):
+                start, per_seed = pooled(seed_range, jobs, Path(name))
+                samples[f"start{jobs}"].append(start)
+                samples[f"pool{jobs}"].append(per_seed)
+    median = {key: statistics.median(values) for key, values in samples.items()}
+    return {
+        "seeds": seeds,
+        "rounds": rounds,
+        "in_process_seeds_per_s": 1 / median["loop"],
+        "jobs1_seeds_per_s": 1 / median["pool1"],
+        "jobs2_seeds_per_s": 1 / median["pool2"],
+        "jobs2_over_jobs1": median["pool1"] / median["pool2"],
+        "overhead_ms_per_seed": (median["pool1"] - median["loop"]) * 1000,
+        "worker_start_s": {"jobs1": median["start1"], "jobs2": median["start2"]},
+        "spread_jobs2_seeds_per_s": [1 / max(samples["pool2"]), 1 / min(samples["pool2"])],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    result = measure(args.seeds, args.rounds)
+    result["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    result["cores"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+        return
+    print(f"sweep of {TARGET}, {args.seeds} seeds, medians of {args.rounds} rounds, "
+          f"{result['cores']} cores, load average {result['load_average'][0]} at start, "
+          f"{result['load_average'][1]} at end")  # fmt: skip
+    print(f"  scenario.run(seed) in a loop   {result['in_process_seeds_per_s']:8.1f} seeds/s")
+    print(f"  --jobs 1                       {result['jobs1_seeds_per_s']:8.1f} seeds/s")
+    low, high = result["spread_jobs2_seeds_per_s"]
+    print(f"  --jobs 2                       {result['jobs2_seeds_per_s']:8.1f} seeds/s "
+          f"({low:.1f}-{high:.1f})")  # fmt: skip
+    print(f"  --jobs 2 / --jobs 1            {result['jobs2_over_jobs1']:8.2f}x  (target >= 1.7x)")
+    print(f"  pool overhead per seed         {result['overhead_ms_per_seed']:8.2f} ms "
+          "(target < 5 ms)")  # fmt: skip
+    starts = result["worker_start_s"]
+    print(f"  worker start-up (once)         {starts['jobs1']:8.2f} s with 1, "
+          f"{starts['jobs2']:.2f} s with 2")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
