@@ -10,13 +10,17 @@ from tests.sweep._cli import RACE, seedbed
 SET_ORDER = """
 import asyncio
 
-async def worker(name):
-    await asyncio.sleep(0.001)
+async def alpha(): await asyncio.sleep(0.001)
+async def beta(): await asyncio.sleep(0.001)
+async def gamma(): await asyncio.sleep(0.001)
+async def delta(): await asyncio.sleep(0.001)
+async def epsilon(): await asyncio.sleep(0.001)
+WORKERS = {f.__name__: f for f in (alpha, beta, gamma, delta, epsilon)}
 
 async def main():
     names = {"alpha", "beta", "gamma", "delta", "epsilon"}
     for name in names:  # the order depends on the string-hash seed
-        asyncio.get_running_loop().create_task(worker(name), name=name)
+        asyncio.get_running_loop().create_task(WORKERS[name]())  # traced by coroutine name
     await asyncio.sleep(1)
 """
 

@@ -53,7 +53,7 @@ class LiveProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._bar.stop()
-        if not self.interactive:
+        if not self.interactive and exc[0] is None:  # a usage error stays one line
             self._status()
 
     def elapsed(self) -> float:

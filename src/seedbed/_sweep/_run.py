@@ -31,7 +31,13 @@ def run_seed(
         outcome = run_target(target, seed, **given)
     except UsageError:
         raise
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt from inside the run
+    except SystemExit as exc:  # the user's program tried to end the worker
+        said = SystemExit(
+            f"called sys.exit({exc.code!r}) inside the run: a simulated program returns "
+            "or raises, it must not exit"
+        )
+        return SeedOutcome(None, None, None, error=said)
+    except BaseException as exc:  # KeyboardInterrupt from inside the run
         return SeedOutcome(None, None, None, error=exc)
     return SeedOutcome(
         outcome.trace_hash, outcome.steps, outcome.virtual_time, outcome.value, outcome.error,
