@@ -1,0 +1,55 @@
+"""Planted bugs: named switches that make the store wrong in one known way.
+
+Each is off by default. A sweep should find every one of them; the quality
+tests and `bench/bugs.py` check that it does. Switch one on for a whole
+process with the environment (so sweep workers inherit it):
+
+    KVSTORE_BUG=ack_before_fsync seedbed sweep examples.kvstore.scenarios:crash_recovery ...
+
+or in a test with `with bugs.planting("follower_reads"): ...`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+BUGS: dict[str, str] = {
+    "ack_before_fsync": "a replica acknowledges log entries it has not fsynced",
+    "follower_reads": "any replica answers a get from its own state, without the leader",
+    "forget_vote": "a restarted replica forgets whom it voted for in its current term",
+    "commit_without_quorum": "the leader commits an entry once it alone has it",
+    "trust_without_checksum": "records and frames are used even when their checksum fails",
+    "skip_read_validation": "a transaction's commit checks only the keys it writes",
+}
+
+_planted: list[str] = []
+
+
+def _from_environment() -> list[str]:
+    names = [name for name in os.environ.get("KVSTORE_BUG", "").split(",") if name]
+    for name in names:
+        if name not in BUGS:
+            raise SystemExit(f"KVSTORE_BUG: unknown bug {name!r}; known: {', '.join(BUGS)}")
+    return names
+
+
+_planted.extend(_from_environment())
+
+
+def planted(name: str) -> bool:
+    """Whether bug `name` is switched on."""
+    return name in _planted
+
+
+@contextmanager
+def planting(name: str) -> Iterator[None]:
+    """Switch bug `name` on for the duration of the block."""
+    if name not in BUGS:
+        raise ValueError(f"unknown bug {name!r}; known: {', '.join(BUGS)}")
+    _planted.append(name)
+    try:
+        yield
+    finally:
+        _planted.remove(name)

@@ -1,0 +1,144 @@
+"""What clients do in a simulated run, and what their histories must satisfy.
+
+Two kinds of client share one `Workload`:
+
+- `single_key`: get, put and append on a few keys, recorded for the `kv`
+  model; the history must be linearizable (`seedbed.check.linearizable`);
+- `transactions`: read one or two keys and append to one or two others, in
+  one optimistic transaction, on a separate small key space (contention).
+
+Transactions are checked against a model of the store's claimed serial
+order (`check_transactions`), until seedbed.check has an Elle-style checker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from examples.kvstore.client import Client, Unavailable
+from seedbed.check import Recorder, kv, linearizable
+
+KEYS = ("k0", "k1", "k2")
+TXN_KEYS = ("t0", "t1", "t2", "t3")
+
+
+@dataclass
+class Committed:
+    """A transaction that answered committed, at its place in the log."""
+
+    index: int
+    ops: list[list[Any]]
+
+
+@dataclass
+class Workload:
+    """Shared by a run's clients: histories, outcomes, and when to stop."""
+
+    servers: dict[str, tuple[str, int]]
+    until: float  # virtual time at which clients stop starting operations
+    history: Recorder = field(default_factory=Recorder)
+    txn_history: Recorder = field(default_factory=Recorder)
+    committed: list[Committed] = field(default_factory=list)
+    aborted: list[list[list[Any]]] = field(default_factory=list)
+    unknown: list[list[list[Any]]] = field(default_factory=list)
+    ok_count: int = 0
+
+    def client(self, name: str) -> Client:
+        return Client(self.servers, name=name, history=self.history, transactions=self.txn_history)
+
+    async def single_key(self, name: str) -> int:
+        """Random single-key operations until `until`; returns how many succeeded."""
+        client, loop, done = self.client(name), asyncio.get_running_loop(), 0
+        while loop.time() < self.until:
+            key, value = random.choice(KEYS), f"{name}.{done}.{random.getrandbits(16)}"
+            op = random.choice(("get", "get", "put", "append", "append"))
+            try:
+                if op == "get":
+                    await client.get(key)
+                else:
+                    await getattr(client, op)(key, value)
+                done += 1
+                self.ok_count += 1
+            except Unavailable:
+                client.new_session()
+            await asyncio.sleep(random.uniform(0.0, 0.05))
+        client.close()
+        return done
+
+    async def transactions(self, name: str) -> int:
+        """Random read-then-append transactions until `until`; returns how many committed."""
+        client, loop, done = self.client(name), asyncio.get_running_loop(), 0
+        while loop.time() < self.until:
+            reads = random.sample(TXN_KEYS, random.randint(1, 2))
+            writes = random.sample(TXN_KEYS, random.randint(1, 2))
+            txn = client.begin()
+            try:
+                for key in reads:
+                    await txn.get(key)
+                for number, key in enumerate(writes):
+                    txn.append(key, f"{name}.{done}.{number}.{random.getrandbits(16)}")
+                ops = _planned(txn)
+                if await txn.commit():
+                    assert txn.index is not None
+                    self.committed.append(Committed(txn.index, _observed(txn)))
+                    done += 1
+                    self.ok_count += 1
+                else:
+                    self.aborted.append(ops)
+            except Unavailable:
+                if txn.committing:
+                    self.unknown.append(_planned(txn))
+                client.new_session()
+            await asyncio.sleep(random.uniform(0.0, 0.05))
+        client.close()
+        return done
+
+    def check(self) -> None:
+        """Raise AssertionError if the histories show a consistency violation."""
+        verdict = linearizable(self.history.history, kv(), timeout=30)
+        assert verdict, f"single-key history not linearizable: {verdict.explain()}"
+        problems = check_transactions(self.committed, self.aborted, self.unknown)
+        assert not problems, "transactions not serializable: " + "; ".join(problems[:3])
+
+
+def _planned(txn: Any) -> list[list[Any]]:
+    return [["r", key, None] for key, _, _ in txn.reads] + [list(w) for w in txn.writes]
+
+
+def _observed(txn: Any) -> list[list[Any]]:
+    return [["r", key, value] for key, _, value in txn.reads] + [list(w) for w in txn.writes]
+
+
+def check_transactions(
+    committed: list[Committed], aborted: list[list[list[Any]]], unknown: list[list[list[Any]]]
+) -> list[str]:
+    """Problems with the claim that the log order is a serial order of the transactions.
+
+    Every value is appended once, so a read list names its writers. Replaying
+    committed transactions in log order, each read must show exactly the
+    appends committed before it, in order, plus possibly appends whose
+    outcome is unknown; never an aborted one's.
+    """
+    aborted_values = {op[2] for ops in aborted for op in ops if op[0] == "append"}
+    unknown_values = {op[2] for ops in unknown for op in ops if op[0] == "append"}
+    state: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for txn in sorted(committed, key=lambda txn: txn.index):
+        for op in txn.ops:
+            if op[0] != "r":
+                continue
+            key, seen = op[1], op[2]
+            known = [value for value in seen if value not in unknown_values]
+            if any(value in aborted_values for value in seen):
+                problems.append(f"txn at {txn.index} read an aborted write in {key}: {seen}")
+            elif known != state.get(key, []):
+                problems.append(
+                    f"txn at {txn.index} read {key}={known}, expected {state.get(key, [])}"
+                )
+        for op in txn.ops:
+            if op[0] == "append":
+                state.setdefault(op[1], []).append(op[2])
+    return problems
