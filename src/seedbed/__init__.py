@@ -32,11 +32,13 @@ from seedbed.errors import (
     SimulationEscape,
     SimulationFailure,
     SimulatorBug,
+    UncaughtError,
     UsageError,
 )
-from seedbed.faults import buggify, failpoint
+from seedbed.faults import FaultProfile, buggify, failpoint
 from seedbed.fs import DiskConfig
 from seedbed.net import NetworkConfig
+from seedbed.scenario import FailureReport, Scenario, ScenarioResult
 from seedbed.world import ClockConfig, Simulation, SimulationResult, current_node
 
 __all__ = [
@@ -46,12 +48,16 @@ __all__ = [
     "Deadlock",
     "DiskConfig",
     "EventLoopPolicy",
+    "FailureReport",
+    "FaultProfile",
     "InvariantViolation",
     "LivenessFailure",
     "LoopConfig",
     "NetworkConfig",
     "Nondeterminism",
     "RunResult",
+    "Scenario",
+    "ScenarioResult",
     "SeedbedError",
     "SeedbedLoop",
     "SeedbedWarning",
@@ -61,6 +67,7 @@ __all__ = [
     "SimulationFailure",
     "SimulationResult",
     "SimulatorBug",
+    "UncaughtError",
     "UsageError",
     "__version__",
     "always",

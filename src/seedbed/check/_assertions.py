@@ -40,7 +40,7 @@ def _record(loop: SeedbedLoop, kind: str, message: str, holds: bool) -> None:
 def _violation(loop: SeedbedLoop, text: str) -> InvariantViolation:
     """Fail the run (even if the caller swallows the raise) and return the error."""
     error = InvariantViolation(text)
-    error.add_note(f"  at {caller_location(3)}")
+    error.location = caller_location(3)  # type: ignore[attr-defined]
     loop.trace.emit("assertion failed", text)
     loop._record_failure(error)
     return error
