@@ -75,8 +75,8 @@ class Oracle:
             "kvstore: every replica applies the same entry at an index",
             node=name,
             index=index,
-            first=first[1][:80],
-            now=entry[1][:80],
+            first=f"term {first[0]}: {first[1][:80]}",
+            now=f"term {term}: {entry[1][:80]}",
         )
 
 

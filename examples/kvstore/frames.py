@@ -30,7 +30,7 @@ class FrameError(ValueError):
 
 def encode(message: Message) -> bytes:
     """One frame holding `message` (a JSON-able dict)."""
-    body = json.dumps(message, separators=(",", ":"), sort_keys=True).encode()
+    body = json.dumps(message, separators=(",", ":")).encode()
     if len(body) > MAX_FRAME:
         raise FrameError(f"frame of {len(body)} bytes exceeds the maximum of {MAX_FRAME}")
     return HEADER.pack(len(body), zlib.crc32(body)) + body

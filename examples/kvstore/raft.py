@@ -28,9 +28,9 @@ from typing import Any, Protocol
 from examples.kvstore import bugs
 from examples.kvstore.machine import Command, Machine, Result
 from examples.kvstore.raftlog import Entry, RaftLog
-from examples.kvstore.storage import Recovered, Storage, StorageFailed
+from examples.kvstore.storage import Recovered, Storage
 from examples.kvstore.transport import Mailbox, PeerLink
-from seedbed import always, reachable, sometimes
+from seedbed import always, buggify, reachable, sometimes
 
 log = logging.getLogger("kvstore.raft")
 
@@ -41,9 +41,9 @@ BATCH = 64  # entries per append message
 class Timing:
     """How often a leader speaks, and how long followers wait before campaigning."""
 
-    heartbeat: float = 0.05
-    election_min: float = 0.3
-    election_max: float = 0.6
+    heartbeat: float = 0.1
+    election_min: float = 0.5
+    election_max: float = 1.0
     snapshot_every: int = 64  # applied entries between snapshots
 
 
@@ -79,7 +79,7 @@ class Replica:
         self.name = name
         self.others = [peer for peer in peers if peer != name]
         self.links = {peer: PeerLink(peer, peers[peer]) for peer in self.others}
-        self.quorum = 1 if bugs.planted("commit_without_quorum") else len(peers) // 2 + 1
+        self.quorum = len(peers) // 2 + 1
         self.storage = storage
         self.timing = timing or Timing()
         self.observer = observer
@@ -144,6 +144,8 @@ class Replica:
 
     def _reset_deadline(self) -> None:
         span = random.uniform(self.timing.election_min, self.timing.election_max)
+        if buggify("kvstore: an election timeout at its minimum (split votes)"):
+            span = self.timing.election_min
         self.deadline = asyncio.get_running_loop().time() + span
 
     # -- the event loop -----------------------------------------------------
@@ -167,6 +169,10 @@ class Replica:
         if self.role == "leader":
             for peer in self.others:
                 self._send_append(peer)
+        elif self.role == "candidate" and asyncio.get_running_loop().time() < self.deadline:
+            for peer in self.others:  # a lost request or a restarted voter: ask again
+                if peer not in self.votes:
+                    self._request_vote(peer)
         elif asyncio.get_running_loop().time() >= self.deadline and not self.damaged:
             await self._campaign()
 
@@ -227,8 +233,11 @@ class Replica:
         self._reset_deadline()
         log.info("%s: campaigning in term %d", self.name, self.term)
         for peer in self.others:
-            self._send(peer, "vote", last_index=self.log.last_index, last_term=self.log.last_term)
+            self._request_vote(peer)
         await self._count_votes()
+
+    def _request_vote(self, peer: str) -> None:
+        self._send(peer, "vote", last_index=self.log.last_index, last_term=self.log.last_term)
 
     async def _on_vote(self, message: dict[str, Any]) -> None:
         candidate = message["from"]
@@ -277,10 +286,11 @@ class Replica:
                 future.set_exception(NotLeader(self.leader))
             else:
                 accepted.append((command, future))
-        if accepted:
-            first = await self._append_local([command for command, _ in accepted])
+        if accepted:  # waiting before appending: the append may commit them at once
+            first = self.log.last_index + 1
             for offset, (_, future) in enumerate(accepted):
                 self.waiting[first + offset] = (self.term, future)
+            await self._append_local([command for command, _ in accepted])
 
     async def _append_local(self, commands: list[Command]) -> int:
         """Append commands as entries of this term, durably; returns the first index."""
@@ -298,12 +308,11 @@ class Replica:
         return first
 
     async def _store(self, entries: list[Entry]) -> None:
-        """Make `entries` (already in the in-memory log) durable."""
-        try:
-            await self.storage.append(entries)
-        except StorageFailed as exc:
-            log.warning("%s: %s; rewriting the log from memory", self.name, exc)
-            await self.storage.recover_from_failure(list(self.log.entries))
+        """Make `entries` (already in the in-memory log) durable.
+
+        An `OSError` propagates: `server.serve` restarts the replica from disk.
+        """
+        await self.storage.append(entries)
 
     def _send_append(self, peer: str) -> None:
         next_index = self.next_index[peer]
@@ -341,7 +350,7 @@ class Replica:
             if self.log.term_at(index) != self.term:
                 break  # only entries of the current term commit by counting (Raft 5.4.2)
             holders = 1 + sum(1 for peer in self.others if self.match_index[peer] >= index)
-            if holders >= self.quorum:
+            if holders >= self.quorum or bugs.planted("commit_without_quorum"):
                 await self._commit_to(index)
                 return
 

@@ -28,6 +28,7 @@ PEER_MESSAGES: dict[str, tuple[str, ...]] = {  # each peer message's required fi
     "snapshot": ("snapshot",),
 }
 REQUEST_TIMEOUT = 2.0  # a request not applied by then is answered "timeout"
+RESTART_DELAY = 0.5  # after a disk failure, before reading the disk again
 
 
 async def serve(
@@ -40,27 +41,35 @@ async def serve(
     bind: str | None = None,
 ) -> None:
     """Run replica `name` of the group `peers` with its files under `data_dir`, forever."""
-    replica = Replica(name, peers, Storage(data_dir), timing=timing or Timing(), observer=observer)
     host, port = peers[name]
+    current: list[Replica] = []
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _connection(replica, reader, writer)
+        await _connection(current, reader, writer)
 
     server = await asyncio.start_server(on_connection, bind or host, port)
     log.info("%s: listening on %s:%d", name, bind or host, port)
     async with server:
-        await replica.run()
+        while True:
+            replica = Replica(name, peers, Storage(data_dir), timing=timing, observer=observer)
+            current[:] = [replica]
+            try:
+                await replica.run()
+            except OSError as exc:  # the disk failed: start again from what it kept
+                log.error("%s: disk failure (%s); restarting from disk", name, exc)
+            await asyncio.sleep(RESTART_DELAY)
 
 
 async def _connection(
-    replica: Replica, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    current: list[Replica], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
-    peer = writer.get_extra_info("peername")
+    peer, name = writer.get_extra_info("peername"), current[0].name
     try:
         while True:
             message = await frames.read_frame(reader)
             if message is None:
                 return
+            replica = current[0]  # the live one, after a restart from disk
             kind = message.get("type")
             if kind in PEER_MESSAGES:
                 missing = [key for key in PEER_MESSAGES[kind] if key not in message]
@@ -76,7 +85,7 @@ async def _connection(
             else:
                 raise frames.FrameError(f"unknown message type {kind!r}")
     except frames.FrameError as exc:
-        log.warning("%s: closing connection from %s: %s", replica.name, peer, exc)
+        log.warning("%s: closing connection from %s: %s", name, peer, exc)
     except (OSError, asyncio.IncompleteReadError):
         pass
     finally:

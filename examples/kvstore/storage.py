@@ -4,8 +4,10 @@ Fault model (what this module survives): a crash at any instant, losing
 whatever was not fsynced and tearing the last unsynced write; a record
 damaged on the disk or on its way back from it (checksums catch it; a read
 is retried, since a flipped bit on the way back is transient); a failed
-fsync, after which the kernel may have dropped the dirty pages while reads
-still show them, so the log is rewritten from memory to a new file.
+write or fsync, which raises `OSError` to the caller: the replica then
+restarts from the disk, and `load` writes everything it read to new files
+and fsyncs them before use, because after a failed fsync reads may show
+data the disk never made durable (PostgreSQL's "fsyncgate").
 
 - `meta`: `{term, vote}`, replaced atomically (write a temporary file, fsync,
   rename, fsync the directory) before any vote or term is acted on.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import posixpath
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +60,7 @@ class Storage:
 
     async def load(self) -> Recovered:
         """Read everything back after a (re)start, repairing what can be repaired."""
-        await fs.mkdir(self.directory, exist_ok=True, parents=True)
+        await self._make_directory()
         recovered = Recovered()
         meta = await self._read_single("meta", recovered)
         if meta is not None:
@@ -72,9 +75,26 @@ class Storage:
             recovered.damaged = True
         entries = _contiguous(records, base)
         self._first = entries[0]["index"] if entries else base + 1
+        if meta is not None:  # made durable again: see the fault model above
+            await self.save_meta(recovered.term, recovered.vote)
+        if recovered.snapshot is not None:
+            await self._replace("snapshot", recovered.snapshot)
         await self._rewrite(entries)
         recovered.entries = entries
         return recovered
+
+    async def _make_directory(self) -> None:
+        """Create the directory if needed, durably: a name is durable only once its
+        parent directory is fsynced, and a replica that forgets its whole directory
+        forgets its vote and its log without knowing it."""
+        missing = []
+        path = self.directory
+        while path not in ("", "/", ".") and not await fs.exists(path):
+            missing.append(path)
+            path = posixpath.dirname(path)
+        await fs.mkdir(self.directory, exist_ok=True, parents=True)
+        for created in reversed(missing):
+            await fs.fsync_dir(posixpath.dirname(created) or ".")
 
     async def _read_single(self, name: str, recovered: Recovered) -> dict[str, Any] | None:
         """The one record of `meta` or `snapshot`, retrying reads that fail their checksum."""
@@ -126,15 +146,12 @@ class Storage:
             return
         encoded = [frames.encode(entry) for entry in entries]
         offset = self._ends[-1] if self._ends else 0
-        try:
-            assert self._file is not None
-            await self._file.pwrite(b"".join(encoded), offset)
-            for record in encoded:
-                offset += len(record)
-                self._ends.append(offset)
-            await self._sync()
-        except OSError as exc:
-            raise StorageFailed(f"{self.directory}: log write failed: {exc}") from exc
+        assert self._file is not None
+        await self._file.pwrite(b"".join(encoded), offset)
+        for record in encoded:
+            offset += len(record)
+            self._ends.append(offset)
+        await self._sync()
 
     async def truncate_from(self, index: int) -> None:
         """Drop entries from `index` on (a conflicting suffix); durable on return."""
@@ -169,18 +186,10 @@ class Storage:
             offset += len(record)
             self._ends.append(offset)
 
-    async def recover_from_failure(self, entries: list[Entry]) -> None:
-        """After a failed write or fsync: rewrite the whole log from memory."""
-        await self._rewrite(entries)
-
     async def close(self) -> None:
         if self._file is not None:
             await self._file.close()
             self._file = None
-
-
-class StorageFailed(Exception):
-    """A log write or fsync failed; the caller rewrites the log before acknowledging."""
 
 
 def _contiguous(records: list[Entry], base: int) -> list[Entry]:
