@@ -82,9 +82,22 @@ def production(seconds: float) -> float:
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         servers = [
             subprocess.Popen(
-                [sys.executable, "-m", "examples.kvstore", "serve", "--id", name,
-                 "--peers", spec, "--data", f"{data}/{name}"],
-                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-m",
+                    "examples.kvstore",
+                    "serve",
+                    "--id",
+                    name,
+                    "--peers",
+                    spec,
+                    "--data",
+                    f"{data}/{name}",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             for name in names
         ]

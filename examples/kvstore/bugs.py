@@ -17,11 +17,21 @@ from contextlib import contextmanager
 
 BUGS: dict[str, str] = {
     "ack_before_fsync": "a replica acknowledges log entries it has not fsynced",
-    "follower_reads": "any replica answers a get from its own state, without the leader",
+    "follower_reads": "clients spread gets over all replicas, which answer from their own state",
     "forget_vote": "a restarted replica forgets whom it voted for in its current term",
     "commit_without_quorum": "the leader commits an entry once it alone has it",
     "trust_without_checksum": "records and frames are used even when their checksum fails",
     "skip_read_validation": "a transaction's commit checks only the keys it writes",
+}
+
+# The scenario whose pressure exposes each bug (tests/quality and bench/bugs.py sweep it).
+HUNTED_BY: dict[str, str] = {
+    "ack_before_fsync": "crash_recovery",
+    "follower_reads": "happy_path",
+    "forget_vote": "crash_recovery",
+    "commit_without_quorum": "partitions",
+    "trust_without_checksum": "disk_faults",
+    "skip_read_validation": "contention",
 }
 
 _planted: list[str] = []

@@ -22,7 +22,7 @@ import logging
 import random
 from typing import Any
 
-from examples.kvstore import frames
+from examples.kvstore import bugs, frames
 from seedbed.check import Recorder
 
 log = logging.getLogger("kvstore.client")
@@ -60,6 +60,8 @@ class Client:
     async def get(self, key: str) -> list[str]:
         """The list at `key` ([] if never written)."""
         self._record_invoke("get", (key, None))
+        if bugs.planted("follower_reads"):  # spread reads over every replica
+            self._switch(random.choice(list(self.servers)))
         result = await self._recorded(self.history, {"op": "get", "key": key})
         value: list[str] = result["value"]
         if self.history is not None:

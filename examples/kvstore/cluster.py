@@ -6,7 +6,7 @@
 the safety claims of Raft with `seedbed.always` (a violation fails the run
 at the instant it happens, with the seed and the replay command):
 
-- at most one leader per term;
+- at most one leader per term, and at most one vote per replica and term;
 - a replica's commit index never goes backwards (within one incarnation: a
   restart begins again from its snapshot, as Raft's volatile commit index does);
 - every replica applies the same command at the same index (state machine
@@ -36,6 +36,7 @@ class Oracle:
 
     def __init__(self) -> None:
         self.leaders: dict[int, str] = {}
+        self.votes: dict[tuple[str, int], str] = {}
         self.commits: dict[str, int] = {}
         self.entries: dict[int, tuple[int, str]] = {}
         self.max_commit = 0
@@ -44,6 +45,17 @@ class Oracle:
     def started(self, replica: Replica) -> None:
         self.replicas[replica.name] = replica
         self.commits[replica.name] = 0
+
+    def voted(self, name: str, term: int, candidate: str) -> None:
+        first = self.votes.setdefault((name, term), candidate)
+        always(
+            first == candidate,
+            "kvstore: a replica votes for one candidate per term",
+            node=name,
+            term=term,
+            first=first,
+            second=candidate,
+        )
 
     def leader(self, name: str, term: int) -> None:
         elected = self.leaders.setdefault(term, name)

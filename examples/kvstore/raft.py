@@ -51,9 +51,14 @@ class Observer(Protocol):
     """What a simulation's oracles watch; production passes None."""
 
     def started(self, replica: Replica) -> None: ...
+    def voted(self, name: str, term: int, candidate: str) -> None: ...
     def leader(self, name: str, term: int) -> None: ...
     def committed(self, name: str, index: int) -> None: ...
     def applied(self, name: str, index: int, term: int, command: Command) -> None: ...
+
+
+class Restart(Exception):
+    """Raised out of `Replica.run` to restart the replica from its disk (a test's fault)."""
 
 
 class NotLeader(Exception):
@@ -99,6 +104,7 @@ class Replica:
         self.match_index: dict[str, int] = {}
         self.waiting: dict[int, tuple[int, asyncio.Future[Result]]] = {}
         self.deadline = 0.0
+        self.restart_soon = False  # buggify: restart from disk at the next tick
 
     # -- life cycle ---------------------------------------------------------
 
@@ -166,6 +172,8 @@ class Replica:
             await self._on_message(item)
 
     async def _tick(self) -> None:
+        if self.restart_soon:
+            raise Restart("buggify: a restart from disk just after voting")
         if self.role == "leader":
             for peer in self.others:
                 self._send_append(peer)
@@ -230,6 +238,8 @@ class Replica:
         self.term += 1
         self.role, self.vote, self.leader, self.votes = "candidate", self.name, None, [self.name]
         await self._persist_meta()
+        if self.observer is not None:
+            self.observer.voted(self.name, self.term, self.name)
         self._reset_deadline()
         log.info("%s: campaigning in term %d", self.name, self.term)
         for peer in self.others:
@@ -251,7 +261,10 @@ class Replica:
         if grant:
             self.vote = candidate
             await self._persist_meta()
+            if self.observer is not None:
+                self.observer.voted(self.name, self.term, candidate)
             self._reset_deadline()
+            self.restart_soon = buggify("kvstore: a replica restarts just after voting")
         self._send(candidate, "vote_reply", granted=grant)
 
     async def _on_vote_reply(self, message: dict[str, Any]) -> None:

@@ -42,10 +42,10 @@ DISK = DiskConfig(latency_min=0.0001, latency_max=0.002)
 class Plan:
     """The workload of one scenario."""
 
-    workload_time: float = 10.0  # virtual seconds of client operations
+    workload_time: float = 5.0  # virtual seconds of client operations
     single_key_clients: int = 2
     txn_clients: int = 2
-    min_ok: int = 20
+    min_ok: int = 5
     think_max: float = 0.05  # seconds a client waits between operations, at most
 
 
@@ -108,42 +108,58 @@ def scenario(
     )
 
 
-happy_path = scenario("happy_path")
-# Up to two replicas down at once: a majority, as in a rack's power loss.
-crash_recovery = scenario(
-    "crash_recovery",
-    FaultProfile(
-        crash_per_second=0.4, bounce_per_second=0.2, downtime_mean=1.0, max_down=2, buggify=True
+# Each scenario's pressure and world options, by name.
+PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
+    "happy_path": (None, {}),
+    # Up to two replicas down at once: a majority, as in a rack's power loss.
+    "crash_recovery": (
+        FaultProfile(
+            crash_per_second=0.4, bounce_per_second=0.2, downtime_mean=1.0, max_down=2, buggify=True
+        ),
+        {},
     ),
-)
-partitions = scenario(
-    "partitions",
-    FaultProfile(
-        partition_per_second=0.4,
-        clog_per_second=0.2,
-        stream_stall_per_second=0.2,
-        fault_duration_mean=1.5,
+    "partitions": (
+        FaultProfile(
+            partition_per_second=0.4,
+            clog_per_second=0.2,
+            stream_stall_per_second=0.2,
+            fault_duration_mean=1.5,
+        ),
+        {},
     ),
-)
-contention = scenario(
-    "contention",
-    FaultProfile(bounce_per_second=0.1),
-    Plan(single_key_clients=1, txn_clients=5, think_max=0.01),
-)
-client_crash = scenario(
-    "client_crash", FaultProfile(client_crash_per_second=0.5, downtime_mean=0.5)
-)
-disk_faults = scenario(
-    "disk_faults",
-    FaultProfile(crash_per_second=0.3, disk_fault_per_second=0.2, downtime_mean=1.0),
-    disk=DiskConfig(
-        latency_min=0.0001,
-        latency_max=0.002,
-        corrupt_read_probability=0.01,
-        misdirect_write_probability=0.001,
-        spare_one_replica=True,
+    "contention": (FaultProfile(bounce_per_second=0.1), {}),
+    "client_crash": (FaultProfile(client_crash_per_second=0.5, downtime_mean=0.5), {}),
+    # Damage never reaches every replica's copy of a block (spare_one_replica).
+    "disk_faults": (
+        FaultProfile(crash_per_second=0.3, disk_fault_per_second=0.2, downtime_mean=1.0),
+        {
+            "disk": DiskConfig(
+                latency_min=0.0001,
+                latency_max=0.002,
+                corrupt_read_probability=0.1,
+                misdirect_write_probability=0.002,
+                spare_one_replica=True,
+            )
+        },
     ),
-)
-swarm = scenario("swarm", "swarm")
+    "swarm": ("swarm", {}),  # (min_ok 1: some drawn mixes leave little time to work)
+}
+CONTENTION = Plan(single_key_clients=1, txn_clients=5, think_max=0.01)
+
+
+def make(name: str, plan: Plan | None = None) -> Scenario:
+    """Scenario `name` (a key of `PRESSURE`), with its own workload or `plan`."""
+    faults, world = PRESSURE[name]
+    default = {"contention": CONTENTION, "swarm": Plan(min_ok=1)}.get(name, Plan())
+    return scenario(name, faults, plan or default, **world)
+
+
+happy_path = make("happy_path")
+crash_recovery = make("crash_recovery")
+partitions = make("partitions")
+contention = make("contention")
+client_crash = make("client_crash")
+disk_faults = make("disk_faults")
+swarm = make("swarm")
 
 SCENARIOS = (happy_path, crash_recovery, partitions, contention, client_crash, disk_faults, swarm)

@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from examples.kvstore import frames
-from examples.kvstore.raft import NotLeader, Observer, Replica, Timing
+from examples.kvstore.raft import NotLeader, Observer, Replica, Restart, Timing
 from examples.kvstore.storage import Storage
 
 log = logging.getLogger("kvstore.server")
@@ -57,7 +57,9 @@ async def serve(
                 await replica.run()
             except OSError as exc:  # the disk failed: start again from what it kept
                 log.error("%s: disk failure (%s); restarting from disk", name, exc)
-            await asyncio.sleep(RESTART_DELAY)
+                await asyncio.sleep(RESTART_DELAY)
+            except Restart as exc:
+                log.info("%s: %s", name, exc)
 
 
 async def _connection(
