@@ -13,6 +13,13 @@ Assertions inside a run (`always`, `sometimes`, `reachable`,
 of them (see `seedbed.check._assertions`).
 
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
+
+Transactional histories (list-append, rw-register) are checked Elle's way
+with `check_transactions`: dependencies inferred from reads, cycles found in
+the dependency graph, a verdict per consistency model:
+
+    verdict = check_transactions(history, "list-append", consistency="serializable")
+    assert verdict, verdict.explain()
 """
 
 from seedbed.check._assertions import always, reachable, sometimes, unreachable
@@ -45,10 +52,30 @@ from seedbed.check._parsers import (
     parse_kv_log,
     read_history,
 )
+from seedbed.check._txn_history import (
+    TXN_MODELS,
+    Txn,
+    TxnHistory,
+    parse_txn_history,
+    read_txn_history,
+    txns_from_history,
+)
+from seedbed.check._txn_infer import Anomaly
+from seedbed.check._txn_verdict import (
+    CONSISTENCY_MODELS,
+    PROHIBITED,
+    TxnOutcome,
+    TxnVerdict,
+    check_transactions,
+)
 
 __all__ = [
+    "CONSISTENCY_MODELS",
     "ILLEGAL",
     "MODELS",
+    "PROHIBITED",
+    "TXN_MODELS",
+    "Anomaly",
     "CasRegister",
     "Event",
     "History",
@@ -60,9 +87,14 @@ __all__ = [
     "Outcome",
     "Recorder",
     "Register",
+    "Txn",
+    "TxnHistory",
+    "TxnOutcome",
+    "TxnVerdict",
     "Verdict",
     "always",
     "cas_register",
+    "check_transactions",
     "detect_format",
     "kv",
     "linearizable",
@@ -70,10 +102,13 @@ __all__ = [
     "parse_jepsen_log",
     "parse_jsonl",
     "parse_kv_log",
+    "parse_txn_history",
     "reachable",
     "read_history",
     "read_jsonl",
+    "read_txn_history",
     "register",
     "sometimes",
+    "txns_from_history",
     "unreachable",
 ]

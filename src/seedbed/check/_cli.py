@@ -19,6 +19,9 @@ from seedbed.check._history import History
 from seedbed.check._linearizability import Outcome, Verdict, linearizable
 from seedbed.check._models import MODELS, ModelError
 from seedbed.check._parsers import read_history
+from seedbed.check._txn_cli import check_txn_file, report_txn
+from seedbed.check._txn_history import TXN_MODELS
+from seedbed.check._txn_verdict import CONSISTENCY_MODELS, TxnOutcome
 from seedbed.errors import UsageError
 
 EXIT_OK, EXIT_NOT_LINEARIZABLE, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -61,8 +64,15 @@ def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
     "--model",
     "model_name",
     required=True,
-    type=click.Choice(sorted(MODELS)),
-    help="Sequential model: cas-register for etcd logs, kv for key-value maps.",
+    type=click.Choice(sorted(MODELS) + list(TXN_MODELS)),
+    help="Sequential model: cas-register for etcd logs, kv for key-value maps; "
+    "list-append or rw-register for transaction histories.",
+)
+@click.option(
+    "--consistency",
+    multiple=True,
+    type=click.Choice(CONSISTENCY_MODELS),
+    help="Transaction histories: the model(s) to check (default strict-serializable).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
 @click.option(
@@ -77,7 +87,12 @@ def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
     help="Seconds per file before the verdict is 'unknown'.",
 )
 def check_history(
-    files: tuple[str, ...], model_name: str, as_json: bool, explain: bool, timeout: float | None
+    files: tuple[str, ...],
+    model_name: str,
+    consistency: tuple[str, ...],
+    as_json: bool,
+    explain: bool,
+    timeout: float | None,
 ) -> None:
     """Check that each history FILE is linearizable under --model.
 
@@ -85,11 +100,23 @@ def check_history(
     from the content. Exit 0: all linearizable; 1: some not; 3: none not,
     some unknown (timeout); 2: bad input. --explain adds, indented under a
     failing file, a smallest set of operations that cannot all be ordered
-    and the longest legal order found.
+    and the longest legal order found. With --model list-append or
+    rw-register, files are transaction histories (Jepsen EDN or JSON Lines)
+    checked for anomalies against --consistency; --explain prints each
+    anomaly's transactions and cycle.
     """
     outcomes: set[Outcome] = set()
     bad_input = False
     for path in files:
+        if model_name in TXN_MODELS:
+            txn = check_txn_file(path, model_name, consistency, timeout)  # type: ignore[arg-type]
+            if isinstance(txn, str):
+                click.echo(f"error: {txn}", err=True)
+                bad_input = True
+                continue
+            outcomes.add(_TXN_OUTCOMES[txn.outcome])
+            report_txn(path, txn, as_json, explain)
+            continue
         result = _check_file(path, model_name, timeout, explain)
         if isinstance(result, str):
             click.echo(f"error: {result}", err=True)
@@ -98,6 +125,13 @@ def check_history(
         outcomes.add(result.outcome)
         _report(path, result, as_json, explain)
     sys.exit(_exit_code(outcomes, bad_input))
+
+
+_TXN_OUTCOMES = {
+    TxnOutcome.VALID: Outcome.LINEARIZABLE,
+    TxnOutcome.INVALID: Outcome.NOT_LINEARIZABLE,
+    TxnOutcome.UNKNOWN: Outcome.UNKNOWN,
+}
 
 
 def _exit_code(outcomes: set[Outcome], bad_input: bool) -> int:

@@ -1,0 +1,267 @@
+"""The verdict on a transaction history: anomalies found, models ruled out.
+
+`check_transactions` infers the dependency graph (`_txn_infer`), searches
+it for cycles in three variants (data edges alone; plus process order; plus
+real-time order, `_txn_cycles`) and maps the anomalies to the consistency
+models they rule out, following Adya's definitions as Elle does:
+
+- read uncommitted (PL-1): G0, garbage reads, duplicated appends,
+  cyclic versions;
+- read committed (PL-2): those, G1a, G1b, G1c, dirty updates,
+  incompatible orders (a dirty read, per Elle), future reads (a G1c);
+- repeatable read (PL-2.99): read committed's, G-single, G-nonadjacent,
+  G2-item, and G2 (a cycle of two or more rw edges whose class the time
+  budget left undecided): any cycle through an anti-dependency on items;
+- snapshot isolation: read committed's, internal, G-single, G-nonadjacent
+  (it allows only cycles with two adjacent rw edges: write skew);
+- serializable (PL-3): repeatable read's and snapshot isolation's: any cycle;
+- strong snapshot isolation: snapshot isolation's and the ``-process`` and
+  ``-realtime`` forms of G0, G1c, G-single and G-nonadjacent;
+- strict serializable: serializable's and every ``-process``/``-realtime`` form.
+
+Our G2-item is a cycle with two adjacent rw edges (write skew, the one kind
+snapshot isolation allows) and G-nonadjacent one whose rw edges are all
+apart; Adya's G2-item includes both, and G-single, as Elle's does.
+
+A cycle class is reported in its weakest form only: a G-single is not
+reported again as G-single-realtime (which it implies).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+from seedbed.check._history import History
+from seedbed.check._txn_cycles import BASE_CLASSES, CycleResult, CycleSearch, Step, classify
+from seedbed.check._txn_history import TxnHistory, TxnModel, txns_from_history
+from seedbed.check._txn_infer import KIND_NAMES, PROCESS, REALTIME, Anomaly, Inference, infer
+from seedbed.errors import UsageError
+
+_RU: Final = frozenset({"G0", "garbage-read", "duplicate-append", "cyclic-versions"})
+_RC: Final = _RU | {"G1a", "G1b", "G1c", "dirty-update", "incompatible-order", "future-read"}
+_RR: Final = _RC | {"G-single", "G-nonadjacent", "G2-item", "G2"}
+_SI: Final = _RC | {"internal", "G-single", "G-nonadjacent"}
+_SER: Final = _RR | _SI
+
+
+def _forms(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(f"{n}-{s}" for n in names for s in ("process", "realtime"))
+
+
+PROHIBITED: Final = {
+    "strict-serializable": _SER | _forms(BASE_CLASSES),
+    "serializable": _SER,
+    "strong-snapshot-isolation": _SI | _forms(("G0", "G1c", "G-single", "G-nonadjacent")),
+    "snapshot-isolation": _SI,
+    "repeatable-read": _RR,
+    "read-committed": _RC,
+    "read-uncommitted": _RU,
+}
+CONSISTENCY_MODELS: Final = tuple(PROHIBITED)
+DEFAULT_SEARCH_SECONDS: Final = 2.0
+
+
+class TxnOutcome(StrEnum):
+    """Whether the history satisfies the consistency models asked about."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class TxnVerdict:
+    """What `check_transactions` found.
+
+    ``outcome`` concerns the models in ``consistency`` (invalid if any is
+    ruled out, unknown if none is but one could not be decided);
+    ``bool(verdict)`` is True only when valid. ``models`` maps every model to
+    ``"ok"`` (not ruled out), ``"ruled-out"`` or ``"unknown"``.
+    ``undecided`` names the cycle classes whose search ran out of time.
+    """
+
+    outcome: TxnOutcome
+    anomalies: tuple[Anomaly, ...]
+    models: dict[str, str]
+    consistency: tuple[str, ...]
+    seconds: float
+    transactions: int
+    undecided: tuple[str, ...] = ()
+    inference: Inference | None = field(default=None, repr=False, compare=False)
+
+    def __bool__(self) -> bool:
+        return self.outcome is TxnOutcome.VALID
+
+    def anomaly_names(self) -> list[str]:
+        """The distinct anomaly classes found, sorted."""
+        return sorted({a.name for a in self.anomalies})
+
+    def explain(self, limit: int = 5) -> str:
+        """The verdict, then each anomaly in words (``limit`` per class)."""
+        wanted = ", ".join(self.consistency)
+        lines = [
+            f"{self.outcome} for {wanted} ({self.transactions} transactions, {self.seconds:.3f} s)"
+        ]
+        shown: dict[str, int] = {}
+        for anomaly in self.anomalies:
+            shown[anomaly.name] = shown.get(anomaly.name, 0) + 1
+            if shown[anomaly.name] <= limit:
+                lines.extend(_anomaly_lines(anomaly, self.inference))
+        for name, count in shown.items():
+            if count > limit:
+                lines.append(f"{name}: {count - limit} more not shown")
+        if self.undecided:
+            lines.append("undecided (search out of time): " + ", ".join(self.undecided))
+        for status in ("ruled-out", "unknown", "ok"):
+            models = [m for m, s in self.models.items() if s == status]
+            if models:
+                label = {"ruled-out": "ruled out", "unknown": "undecided", "ok": "not ruled out"}
+                lines.append(f"{label[status]}: {', '.join(models)}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as a JSON object (anomalies with their explanations)."""
+        return {
+            "verdict": str(self.outcome),
+            "consistency": list(self.consistency),
+            "anomalies": self.anomaly_names(),
+            "models": dict(self.models),
+            "undecided": list(self.undecided),
+            "transactions": self.transactions,
+            "seconds": round(self.seconds, 6),
+            "details": [a.to_json() for a in self.anomalies],
+        }
+
+
+def _anomaly_lines(anomaly: Anomaly, inference: Inference | None) -> list[str]:
+    lines = [f"{anomaly.name}: {anomaly.text}"]
+    if inference is not None and anomaly.steps:
+        lines.extend(f"    {inference.history.txns[t].describe()}" for t in anomaly.txns)
+        lines.extend(f"    {step}" for step in anomaly.steps)
+    elif inference is not None:
+        lines.extend(
+            f"    {inference.history.txns[t].describe()}" for t in dict.fromkeys(anomaly.txns)
+        )
+    return lines
+
+
+def check_transactions(
+    history: TxnHistory | History,
+    model: TxnModel = "list-append",
+    *,
+    consistency: str | Iterable[str] = "strict-serializable",
+    realtime: bool = True,
+    process: bool = True,
+    timeout: float | None = None,
+    search_seconds: float = DEFAULT_SEARCH_SECONDS,
+) -> TxnVerdict:
+    """Check a transaction history against consistency models.
+
+    ``history`` is a `TxnHistory` or a `History` of ``f="txn"`` operations
+    (what the `Recorder` writes), read as ``model``. The search for short
+    cycles stops after ``search_seconds`` per graph variant and at
+    ``timeout`` overall; anomalies whose existence is proved are reported
+    either way, so only classes needing a long search can stay undecided.
+    """
+    began = time.monotonic()
+    wanted = (consistency,) if isinstance(consistency, str) else tuple(consistency)
+    for name in wanted:
+        if name not in PROHIBITED:
+            raise UsageError(f"unknown consistency model {name!r}; known: {', '.join(PROHIBITED)}")
+    txns = history if isinstance(history, TxnHistory) else txns_from_history(history, model)
+    inference = infer(txns, realtime=realtime, process=process)
+    anomalies = list(inference.direct)
+    deadline = None if timeout is None else began + timeout
+    cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)
+    anomalies.extend(cycles)
+    models = _model_status({a.name for a in anomalies}, set(undecided))
+    # An undecided class matters only where no other anomaly settled the model.
+    open_models = [m for m, status in models.items() if status == "unknown"]
+    undecided = [u for u in undecided if any(u in PROHIBITED[m] for m in open_models)]
+    statuses = {models[m] for m in wanted}
+    outcome = (
+        TxnOutcome.INVALID
+        if "ruled-out" in statuses
+        else TxnOutcome.UNKNOWN
+        if "unknown" in statuses
+        else TxnOutcome.VALID
+    )
+    seconds = time.monotonic() - began
+    return TxnVerdict(
+        outcome, tuple(anomalies), models, wanted, seconds, len(txns), tuple(undecided), inference
+    )
+
+
+def _cycle_anomalies(
+    inference: Inference, deadline: float | None, budget: float, realtime: bool, process: bool
+) -> tuple[list[Anomaly], list[str]]:
+    found: list[Anomaly] = []
+    undecided: list[str] = []
+    seen: set[str] = set()
+    variants = [(0, "")]
+    if process:
+        variants.append((PROCESS, "-process"))
+    if realtime:
+        variants.append((REALTIME | (PROCESS if process else 0), "-realtime"))
+    # Every variant's graph is a subgraph of the last one: its cycles lie in
+    # that one's components, so on a valid history one pass of Tarjan is all.
+    outer = CycleSearch(inference, variants[-1][0])
+    within = outer.members()
+    for extra, suffix in variants:
+        now = time.monotonic()
+        limit = now + budget if deadline is None else min(deadline, now + budget)
+        search = outer if extra == variants[-1][0] else CycleSearch(inference, extra, within)
+        results = search.run(frozenset(seen), limit)
+        for base, result in results.items():
+            if base in seen or result.status == "none":
+                continue
+            if result.status == "unknown":
+                undecided.append(base + suffix)
+                continue
+            name = base + (_suffix(result.steps) if result.status == "found" else suffix)
+            seen.add(base)
+            found.append(_cycle_anomaly(inference, name, result))
+    return found, undecided
+
+
+def _suffix(steps: tuple[Step, ...]) -> str:
+    """``-realtime`` or ``-process`` when the cycle needs such an edge."""
+    name = classify(steps)
+    return next((s for s in ("-realtime", "-process") if name.endswith(s)), "")
+
+
+def _cycle_anomaly(inference: Inference, name: str, result: CycleResult) -> Anomaly:
+    if result.status == "found":
+        chain = " ".join(f"T{a} -{KIND_NAMES[k]}->" for a, _, k in result.steps)
+        text = f"{chain} T{result.steps[0][0]} (a cycle of {len(result.steps)})"
+        steps = tuple(inference.explain(a, b, k) for a, b, k in result.steps)
+        return Anomaly(name, tuple(a for a, _, _ in result.steps), text, steps)
+    size = result.component_size
+    if result.steps:
+        a, b, kind = result.steps[0]
+        text = (
+            f"exists: T{a} -{KIND_NAMES[kind]}-> T{b}, and T{b} reaches T{a} without an rw edge "
+            f"(both in one component of {size} transactions); the cycle was not extracted in time"
+        )
+        return Anomaly(name, (a, b), text, (inference.explain(a, b, kind),), proved_only=True)
+    text = (
+        f"exists: a component of {size} transactions has cycles, none of them G0, G1c or "
+        "G-single, so each has two or more rw edges; the cycle was not extracted in time"
+    )
+    return Anomaly(name, (), text, proved_only=True)
+
+
+def _model_status(found: set[str], undecided: set[str]) -> dict[str, str]:
+    status = {}
+    for model, prohibited in PROHIBITED.items():
+        if found & prohibited:
+            status[model] = "ruled-out"
+        elif undecided & prohibited:
+            status[model] = "unknown"
+        else:
+            status[model] = "ok"
+    return status
