@@ -174,7 +174,10 @@ class Replica:
     async def _tick(self) -> None:
         if self.restart_soon:
             raise Restart("buggify: a restart from disk just after voting")
-        if self.role == "leader":
+        if self.role == "leader" and buggify("kvstore: a leader steps down (a long pause)"):
+            await self._become_follower(self.term, None)
+            self._reset_deadline()
+        elif self.role == "leader":
             for peer in self.others:
                 self._send_append(peer)
         elif self.role == "candidate" and asyncio.get_running_loop().time() < self.deadline:
