@@ -297,7 +297,9 @@ def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -
             "a plain (not async) function taking the seed, or wrap its setup in a seedbed.Scenario"
         )
     result = outcome.result
-    replay = replay_command(main, seed, config.changed())
+    # The default budgets are what `seedbed run` applies anyway: not repeated.
+    replay = replay_command(main, seed, {k: v for k, v in options.items() if v and k != "trace"})
+    _name_replay(error, replay)
     return TargetOutcome(
         "program", seed, result.value, error, result.trace_hash, result.steps,
         result.virtual_time, replay, location=_location(error),
@@ -307,8 +309,6 @@ def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -
 def _run_simulation_function(
     func: Callable[..., Any], seed: int, options: dict[str, Any]
 ) -> TargetOutcome:
-    from seedbed.errors import SimulationFailure
-
     budgets, trace = _split_options(options)
     if budgets or trace is not None:
         raise UsageError(
@@ -322,8 +322,7 @@ def _run_simulation_function(
     except (UsageError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:
-        if isinstance(error, SimulationFailure) and error.context is not None:
-            error.context = dataclasses.replace(error.context, replay=replay)
+        _name_replay(error, replay)
         context = getattr(error, "context", None)
         steps = context.step if context is not None else None
         vt = context.virtual_time_ns / 1e9 if context is not None else None
@@ -333,6 +332,19 @@ def _run_simulation_function(
         "simulation", seed, value, None, getattr(value, "trace_hash", None),
         getattr(value, "steps", None), getattr(value, "virtual_time", None), replay,
     )  # fmt: skip
+
+
+def _name_replay(error: BaseException | None, replay: str) -> None:
+    """Make the error's replay command the one for the target as it was run."""
+    from seedbed.errors import SimulationFailure
+
+    if isinstance(error, SimulationFailure) and error.context is not None:
+        error.context = dataclasses.replace(error.context, replay=replay)
+    elif error is not None:
+        notes = getattr(error, "__notes__", [])
+        for index, note in enumerate(notes):
+            if note.startswith("  seed=") and "\n  replay: " in note:
+                notes[index] = note.split("\n  replay: ")[0] + f"\n  replay: {replay}"
 
 
 def _location(error: BaseException | None) -> str | None:

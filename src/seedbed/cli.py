@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -91,36 +92,59 @@ def run(
     trace_path: str | None,
     as_json: bool,
 ) -> None:
-    """Run TARGET (module:function or file.py:function) under one seed."""
-    from seedbed._core import Trace
-    from seedbed.aio.runner import execute, make_config
-    from seedbed.errors import UsageError
-    from seedbed.sweep import summarize
+    """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
+    that builds and runs a Simulation (module:name or file.py:name).
 
-    main = _resolve(target)
+    A plain program gets a default budget (10,000,000 steps, 3600 virtual
+    seconds) so a livelocked or forever-serving one ends in BudgetExceeded.
+    """
+    from seedbed._target import run_target
+    from seedbed.errors import UsageError
+
+    obj = _resolve(target)
     try:
-        config = make_config(max_steps, max_time, {"strict": strict})
-        outcome = execute(main, seed, config, Trace(keep=trace_path is not None), trace_path)
+        outcome = run_target(
+            obj, seed, max_steps=max_steps, max_time=max_time, strict=strict, trace=trace_path
+        )
     except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
-    result, error = outcome.result, outcome.error
+    _print_outcome(outcome, as_json)
+
+
+def _print_outcome(outcome: Any, as_json: bool) -> None:
+    from seedbed.sweep import summarize
+
+    error = outcome.error
     if as_json:
         record = {
-            "seed": seed,
-            "trace_hash": result.trace_hash,
-            "steps": result.steps,
-            "virtual_time": result.virtual_time,
-            "value": None if error else _describe_value(result.value),
+            "seed": outcome.seed,
+            "trace_hash": outcome.trace_hash,
+            "steps": outcome.steps,
+            "virtual_time": outcome.virtual_time,
+            "value": None if error else _describe_value(outcome.value),
             "failure": summarize(error) if error else None,
         }
+        if outcome.kind != "program":
+            record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,
+                          assertions=outcome.assertions, location=outcome.location)  # fmt: skip
         click.echo(json.dumps(record, sort_keys=True))
     else:
-        click.echo(
-            f"seed={seed} trace_hash={result.trace_hash} steps={result.steps} "
-            f"virtual_time={result.virtual_time:.6f}s"
-            + ("" if error else f" value={_describe_value(result.value)}")
+        numbers = (
+            f"seed={outcome.seed} trace_hash={outcome.trace_hash} steps={outcome.steps} "
+            if outcome.trace_hash is not None
+            else f"seed={outcome.seed} steps={outcome.steps} "
         )
+        vt = outcome.virtual_time
+        click.echo(
+            numbers
+            + (f"virtual_time={vt:.6f}s" if vt is not None else "")
+            + ("" if error else f" value={_describe_value(outcome.value)}")
+        )
+        if outcome.faults:
+            from seedbed.scenario._report import describe_faults
+
+            click.echo(f"faults: {describe_faults(outcome.faults)}")
     if error is not None:
         click.echo(f"{type(error).__name__}: {error}", err=True)
         for note in getattr(error, "__notes__", []):
@@ -130,16 +154,37 @@ def run(
 
 @cli.command()
 @click.argument("target")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), required=True,
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
-def replay(target: str, trace_path: str) -> None:
-    """Re-run TARGET against a recorded trace; stop at the first divergence."""
-    from seedbed.aio.runner import replay as replay_run
+@click.option("--seed", type=SEED, default=None, help="re-run this seed (no recording needed)")
+@click.option("--json", "as_json", is_flag=True, help="with --seed: print one JSON object")
+def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool) -> None:
+    """Re-run TARGET: against a recorded trace (stop at the first divergence), or
+    under a seed (what a failure's replay line says)."""
     from seedbed.errors import Nondeterminism, UsageError
+    from seedbed.scenario import Scenario
 
-    main = _resolve(target)
+    if (trace_path is None) == (seed is None):
+        _usage_error("replay needs exactly one of --trace FILE or --seed N")
+    obj = _resolve(target)
+    if seed is not None:
+        from seedbed._target import run_target
+
+        try:
+            outcome = run_target(obj, seed)
+        except (UsageError, OSError) as exc:
+            _usage_error(str(exc))
+            return
+        _print_outcome(outcome, as_json)
+        return
+    assert trace_path is not None
     try:
-        result = replay_run(main, trace=trace_path)
+        if isinstance(obj, Scenario):
+            result = _replay_scenario(obj, trace_path)
+        else:
+            from seedbed.aio.runner import replay as replay_run
+
+            result = replay_run(obj, trace=trace_path)
     except UsageError as exc:
         _usage_error(str(exc))
         return
@@ -152,23 +197,111 @@ def replay(target: str, trace_path: str) -> None:
     click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
 
 
+def _replay_scenario(scenario: Any, trace_path: str) -> Any:
+    """Run a scenario against its recording, with the budgets it was recorded with."""
+    from seedbed._core.tracefile import read_trace
+
+    recorded = read_trace(trace_path)
+    options = recorded.header.get("options", {})
+    overrides = {key: options[key] for key in ("max_steps", "max_time", "strict") if key in options}
+    result, error = scenario.execute(recorded.seed, recording=trace_path, overrides=overrides)
+    if error is not None:
+        raise error
+    return result
+
+
 @cli.command()
 @click.argument("target")
 @click.option("--seeds", type=click.IntRange(min=1), default=100, show_default=True,
               help="how many seeds to run")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="worker processes  [default: one per core]")  # fmt: skip
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="folder for results.jsonl  [default: .seedbed/sweeps/TARGET]")  # fmt: skip
+@click.option("--resume", is_flag=True, help="continue the sweep in --out; skip finished seeds")
+@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget per seed, seconds")  # fmt: skip
-def sweep(
-    target: str, seeds: int, first: int, max_steps: int | None, max_time: float | None
-) -> None:
-    """Run TARGET under many seeds; list the failing seeds and how to replay one."""
-    from seedbed._sweep_display import run_sweep
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--traceback", "show_traceback", is_flag=True,
+              help="show the full traceback of each bucket's smallest failing seed")  # fmt: skip
+@click.option("--require-sometimes", is_flag=True,
+              help="a `sometimes` assertion never true in any seed fails the sweep")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
+          seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
+          show_traceback: bool, require_sometimes: bool, as_json: bool) -> None:  # fmt: skip
+    """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
+    from seedbed._sweep._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
+    from seedbed.errors import UsageError
 
-    main = _resolve(target)
-    failures = run_sweep(main, range(first, first + seeds), max_steps=max_steps, max_time=max_time)
-    sys.exit(1 if failures else 0)
+    spec = SweepSpec(
+        target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
+        options={"max_steps": max_steps, "max_time": max_time, "strict": strict},
+        resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
+        require_sometimes=require_sometimes, argv=argv(),
+    )  # fmt: skip
+    try:
+        code = run_sweep(spec)
+    except (UsageError, OSError) as exc:
+        _usage_error(str(exc))
+        return
+    sys.exit(code)
+
+
+@cli.command("check-determinism")
+@click.argument("target")
+@click.option("--seeds", type=click.IntRange(min=1), default=20, show_default=True,
+              help="how many seeds to check")  # fmt: skip
+@click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="worker processes per pass  [default: one per core]")  # fmt: skip
+@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget per seed, seconds")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+def check_determinism(target: str, seeds: int, first: int, jobs: int | None, seed_timeout: float,
+                      max_steps: int | None, max_time: float | None, strict: bool,
+                      as_json: bool) -> None:  # fmt: skip
+    """Run every seed twice, in fresh processes under different hash seeds; compare."""
+    from seedbed._sweep._command import runner_prefix
+    from seedbed._sweep._determinism import HASH_SEEDS
+    from seedbed._sweep._determinism import check_determinism as check
+    from seedbed._sweep._engine import default_jobs
+    from seedbed.errors import UsageError
+
+    options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}
+    settings = {"target": target, "options": options, "runner": runner_prefix()}
+    try:
+        compared, divergences = check(
+            settings, range(first, first + seeds), jobs or default_jobs(), seed_timeout
+        )
+    except (UsageError, OSError) as exc:
+        _usage_error(str(exc))
+        return
+    a, b = HASH_SEEDS
+    for divergence in divergences:
+        click.echo(f"seed {divergence.seed} ran differently under PYTHONHASHSEED={a} and {b}:")
+        for difference in divergence.differences:
+            click.echo(f"  {difference}")
+        click.echo(f"  {divergence.first_event}")
+        click.echo(f"  replay: {divergence.replay}")
+    verdict = f"{len(divergences)} of {compared} seeds diverged" if divergences else (
+        f"{compared} seeds, each the same in both runs (PYTHONHASHSEED={a} and {b}, "
+        "fresh processes, seeds in opposite orders)"
+    )  # fmt: skip
+    click.echo(verdict)
+    if as_json:
+        record = {"seeds": compared, "diverged": [d.seed for d in divergences],
+                  "divergences": [d.__dict__ for d in divergences]}  # fmt: skip
+        click.echo(json.dumps(record, sort_keys=True))
+    sys.exit(1 if divergences else 0)
 
 
 def _register_commands() -> None:

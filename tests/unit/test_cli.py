@@ -84,20 +84,6 @@ def test_bad_input_exits_two_with_a_one_line_message(args: tuple[str, ...], mess
     assert "Traceback" not in done.stderr
 
 
-def test_sweep_lists_failing_seeds_and_how_to_replay_the_first() -> None:
-    done = seedbed("sweep", RACE, "--seeds", "40")
-    assert done.returncode == 1
-    assert "40 seeds, " in done.stdout and " failed: 7, 19, 35, 36" in done.stdout
-    assert "replay it: seedbed run examples.race:main --seed 7" in done.stdout
-    assert "40/40 seeds" in done.stderr  # plain status lines when not on a terminal
-
-
-def test_a_sweep_without_failures_exits_zero() -> None:
-    done = seedbed("sweep", RACE, "--seeds", "5")
-    assert done.returncode == 0
-    assert "5 seeds, no failures" in done.stdout
-
-
 def test_the_command_reexecutes_itself_under_the_fixed_hash_seed(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import sys\n\nasync def main():\n    return sys.flags.hash_randomization\n")

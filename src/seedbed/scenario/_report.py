@@ -12,6 +12,7 @@ import asyncio
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -102,7 +103,8 @@ def user_location(error: BaseException) -> str | None:
     """'file:line' of the innermost frame of user code in the error's traceback."""
     location = getattr(error, "location", None)
     if isinstance(location, str):
-        return location
+        path, _, line = location.rpartition(":")
+        return f"{relative(path)}:{line}" if path else location
     for candidate in (error, error.__cause__):
         if candidate is None:
             continue
@@ -117,6 +119,14 @@ def _innermost_user_frame(tb: TracebackType | None) -> str | None:
     while tb is not None:
         code = tb.tb_frame.f_code
         if not code.co_filename.startswith(_LIBRARY_DIRS):
-            found = f"{code.co_filename}:{tb.tb_lineno}"
+            found = f"{relative(code.co_filename)}:{tb.tb_lineno}"
         tb = tb.tb_next
     return found
+
+
+def relative(path: str) -> str:
+    """A path as the user would type it: relative to the current directory if under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path

@@ -151,16 +151,22 @@ class Scenario:
         trace: str | Path | None = None,
         replay: str | None = None,
         overrides: dict[str, Any] | None = None,
+        recording: str | Path | None = None,
     ) -> tuple[ScenarioResult | None, SimulationFailure | None]:
         """Run once; return (result, None) or (None, failure with its report).
 
-        `overrides` replace world options for this run (the CLI's budgets).
-        Usage errors (a broken setup call, bad options) still raise.
+        `overrides` replace world options for this run (the CLI's budgets);
+        `recording` checks the run against a recorded trace (`Nondeterminism`
+        at the first difference). Usage errors (a broken setup call, bad
+        options) still raise.
         """
         from seedbed._target import scenario_replay
 
         command = replay or scenario_replay(self, seed, overrides)
-        run = _Run(self, seed, trace, command, overrides or {})
+        world = dict(overrides or {})
+        if recording is not None:
+            world["replay"] = recording
+        run = _Run(self, seed, trace, command, world)
         try:
             return run.go(), None
         except UsageError:
@@ -310,6 +316,9 @@ class _Run:
             error.location = location_of(first)  # type: ignore[attr-defined]
             raise error
 
+    def _budgets(self) -> dict[str, Any]:
+        return {key: value for key, value in self.overrides.items() if key != "replay"}
+
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}
 
@@ -332,7 +341,7 @@ class _Run:
             faults=self._faults(),
             assertions=hooks_of(self.sim.loop).assertions(),
             location=user_location(error),
-            last_events=self.scenario.replay_events(self.seed, self.overrides),
+            last_events=self.scenario.replay_events(self.seed, self._budgets()),
             replay=self.replay,
         )
         return error

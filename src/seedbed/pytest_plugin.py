@@ -1,0 +1,271 @@
+"""The pytest plugin: seeds as test parameters, failures with the line that replays them.
+
+`@pytest.mark.seedbed(seeds=N)` runs a test once per seed, with the seed in
+the `seed` fixture and the test id (`test_x[seed=1234]`). Seeds derive from
+the test's id and a base seed (`--seedbed-base-seed`), so they are the same
+in every run and in every pytest-xdist worker, and differ between tests.
+`--seedbed-seeds=N` overrides every count; `DST_SEED=N` (or
+`--seedbed-seed=N`) runs just that seed. An `async def` test under the marker
+runs on seedbed's loop (the marker's other arguments are run options such as
+`max_time`). `seedbed_run(scenario)` runs a scenario (or an async main) with
+the test's seed. A failing seed's report ends with the command that replays
+it, and the terminal summary lists them all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import os
+import shlex
+from collections.abc import Callable, Generator
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionRepr
+
+from seedbed._hashseed import hash_seed_is_fixed
+from seedbed._sweep._command import runner_for_pytest
+
+DEFAULT_SEEDS = 10
+_REPLAY = "seedbed_replay"  # the user property that carries a failing seed's replay line
+_RUN_OPTIONS = ("max_steps", "max_time", "strict", "cpu_cost_min", "cpu_cost_max",
+                "timer_jitter_max")  # fmt: skip
+_HASH_ADVICE = (
+    "string hashing is randomized in this pytest process (PYTHONHASHSEED is not 0): "
+    "a test that iterates a set of strings may run differently under the same seed; "
+    "run pytest with PYTHONHASHSEED=0 to make every seed replay"
+)
+
+
+def _parse_seed(text: str, where: str) -> int:
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise pytest.UsageError(f"{where}={text!r} is not a seed: use an integer like 42") from None
+    if seed < 0:
+        raise pytest.UsageError(f"{where}={text!r} is negative: seeds are non-negative")
+    return seed
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("seedbed", "deterministic simulation seeds")
+    group.addoption("--seedbed-seeds", type=int, default=None, metavar="N",
+                    help="run every @pytest.mark.seedbed test under N seeds")  # fmt: skip
+    group.addoption("--seedbed-seed", default=None, metavar="SEED",
+                    help="run marked tests under this one seed (or DST_SEED=N)")  # fmt: skip
+    group.addoption("--seedbed-base-seed", default="0", metavar="SEED",
+                    help="the base the per-test seeds derive from (default 0)")  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "seedbed(seeds=N, **run_options): run the test once per seed (the `seed` fixture); "
+        "an async test runs on seedbed's loop",
+    )
+    config.stash[_chosen_seeds] = _chosen(config)  # bad seeds stop pytest here, clearly
+    config.pluginmanager.register(_FailingSeeds(), "seedbed-failing-seeds")
+
+
+_chosen_seeds = pytest.StashKey[tuple[int | None, int]]()
+
+
+def _chosen(config: pytest.Config) -> tuple[int | None, int]:
+    """The one seed asked for (--seedbed-seed or DST_SEED), if any, and the base seed."""
+    given = config.getoption("seedbed_seed")
+    env = os.environ.get("DST_SEED")
+    single = None
+    if given is not None:
+        single = _parse_seed(str(given), "--seedbed-seed")
+    elif env not in (None, ""):
+        single = _parse_seed(str(env), "DST_SEED")
+    base = _parse_seed(str(config.getoption("seedbed_base_seed")), "--seedbed-base-seed")
+    return single, base
+
+
+def derived_seed(base: int, test_id: str, index: int) -> int:
+    """The index-th seed of a test: fixed by its id and the base, whoever collects it."""
+    digest = hashlib.sha256(f"{base}:{test_id}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def _seeds_for(config: pytest.Config, test_id: str, marker: pytest.Mark) -> list[int]:
+    single, base = config.stash[_chosen_seeds]
+    if single is not None:
+        return [single]
+    count = config.getoption("seedbed_seeds") or marker.kwargs.get("seeds", DEFAULT_SEEDS)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise pytest.UsageError(f"{test_id}: seeds={count!r} must be a positive integer")
+    return [derived_seed(base, test_id, index) for index in range(count)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("seedbed")
+    if marker is None:
+        return
+    unknown = sorted(set(marker.kwargs) - {"seeds", *_RUN_OPTIONS})
+    if unknown or marker.args:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: @pytest.mark.seedbed takes seeds=N and run options "
+            f"({', '.join(_RUN_OPTIONS)}), not {unknown[0] if unknown else marker.args!r}"
+        )
+    if "seed" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("seed")  # an async test gets a seed without asking
+    seeds = _seeds_for(metafunc.config, metafunc.definition.nodeid, marker)
+    metafunc.parametrize("seed", seeds, ids=[f"seed={seed}" for seed in seeds])
+
+
+@pytest.fixture
+def seed(request: pytest.FixtureRequest) -> int:
+    """This test's seed: its parameter under @pytest.mark.seedbed, else DST_SEED or one derived."""
+    param = getattr(request, "param", None)
+    if isinstance(param, int):
+        return param
+    single, base = request.config.stash[_chosen_seeds]
+    if single is not None:
+        return single
+    return derived_seed(base, request.node.nodeid, 0)
+
+
+def replay_line(item: pytest.Item, seed: int) -> str:
+    """The shell line that reruns this test under this seed only."""
+    hash_seed = "PYTHONHASHSEED=0 " if hash_seed_is_fixed() else ""
+    return f"{hash_seed}DST_SEED={seed} {runner_for_pytest()} {shlex.quote(item.nodeid)}"
+
+
+def _retarget(error: BaseException, replay: str) -> None:
+    """Make the failure's own replay command the pytest line that reruns it."""
+    from seedbed.errors import SimulationFailure
+
+    if isinstance(error, SimulationFailure) and error.context is not None:
+        error.context = dataclasses.replace(error.context, replay=replay)
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        error.__notes__ = [
+            note.split("\n  replay: ")[0] + f"\n  replay: {replay}"
+            if "  replay: " in note
+            else note
+            for note in notes
+        ]
+
+
+@pytest.fixture
+def seedbed_run(request: pytest.FixtureRequest, seed: int) -> Callable[..., Any]:
+    """`seedbed_run(scenario_or_main, **run_options)`: run it under the test's seed.
+
+    A `Scenario` returns its `ScenarioResult`; an async main its `RunResult`.
+    A failure is raised with the line that replays this test under this seed.
+    """
+
+    def run(target: Any, **options: Any) -> Any:
+        from seedbed import Scenario
+        from seedbed import run as run_main
+
+        replay = replay_line(request.node, seed)
+        try:
+            if isinstance(target, Scenario):
+                result, error = target.execute(seed, replay=replay, overrides=options or None)
+                if error is not None:
+                    raise error
+                return result
+            return run_main(target, seed=seed, **options)
+        except Exception as error:
+            _retarget(error, replay)
+            raise
+
+    return run
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an `async def` test under the marker on seedbed's loop, under its seed."""
+    if pyfuncitem.get_closest_marker("seedbed") is None:
+        return None
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    from seedbed import run as run_main
+
+    marker = pyfuncitem.get_closest_marker("seedbed")
+    assert marker is not None
+    options = {key: value for key, value in marker.kwargs.items() if key in _RUN_OPTIONS}
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    seed = pyfuncitem.callspec.params["seed"]
+    assert isinstance(seed, int)
+
+    async def test_main() -> Any:
+        return await pyfuncitem.obj(**arguments)
+
+    try:
+        run_main(test_main, seed=seed, **options)
+    except Exception as error:
+        _retarget(error, replay_line(pyfuncitem, seed))
+        raise
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse async seedbed tests that another plugin would run on a real event loop."""
+    taken = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("seedbed") is not None
+        and inspect.iscoroutinefunction(getattr(item, "obj", None))
+        and (_asyncio_auto_mode(config) or item.get_closest_marker("asyncio") is not None)
+    ]
+    if taken:
+        raise pytest.UsageError(
+            f"seedbed runs async tests under @pytest.mark.seedbed on its own loop, but "
+            f"pytest-asyncio would run {taken[0]} on a real loop (asyncio_mode=auto, or an "
+            "asyncio marker): set asyncio_mode = strict (pytest-asyncio's default) and do not "
+            "mark seedbed tests with @pytest.mark.asyncio"
+        )
+
+
+def _asyncio_auto_mode(config: pytest.Config) -> bool:
+    if not config.pluginmanager.has_plugin("asyncio"):
+        return False
+    mode = config.getoption("asyncio_mode", None) or config.getini("asyncio_mode")
+    return str(mode) == "auto"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    callspec = getattr(item, "callspec", None)
+    seed = callspec.params.get("seed") if callspec is not None else None
+    if report.failed and isinstance(seed, int):
+        line = replay_line(item, seed)
+        report.user_properties.append((_REPLAY, line))
+        text = f"replay this seed: {line}"
+        if not hash_seed_is_fixed():
+            text = f"note: {_HASH_ADVICE}\n{text}"
+        if isinstance(report.longrepr, ExceptionRepr):
+            report.longrepr.addsection("seedbed", text)
+    return report
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if hash_seed_is_fixed():
+        return "seedbed: string hashing fixed (PYTHONHASHSEED=0): seeds replay exactly"
+    return f"seedbed: {_HASH_ADVICE}"
+
+
+class _FailingSeeds:
+    """Collects failing seeds' replay lines (from xdist workers too) for the summary."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.lines += [str(value) for name, value in report.user_properties if name == _REPLAY]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.lines:
+            terminalreporter.section("seedbed: failing seeds")
+            for line in dict.fromkeys(self.lines):
+                terminalreporter.write_line(line)

@@ -1,0 +1,89 @@
+"""Buckets, fault effectiveness and the assertion catalog, from results records."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+
+from seedbed._sweep._display import LiveProgress, summary_lines
+from seedbed._sweep._record import bucket_of, mask_numbers
+from seedbed._sweep._summary import summarize
+
+
+def record(seed: int, status: str = "pass", **fields: Any) -> dict[str, Any]:
+    replay = f"seedbed run t --seed {seed}"
+    return {"kind": "seed", "seed": seed, "status": status, "replay": replay, **fields}
+
+
+def test_numbers_are_masked_but_node_names_and_words_keep_their_digits() -> None:
+    assert mask_numbers("balance went negative: -30") == "balance went negative: <n>"
+    assert mask_numbers("n2 saw index 41 after 0x7f3a at t=1.5e-3") == (
+        "n2 saw index <n> after <n> at t=<n>"
+    )
+    assert bucket_of("Deadlock", "") == "Deadlock"
+
+
+def test_failures_group_by_bucket_with_count_and_smallest_seed() -> None:
+    bucket_a = {"bucket": "AssertionError: balance <n>", "location": "race.py:41"}
+    records = [
+        record(9, "fail", **bucket_a),
+        record(4, "fail", **bucket_a),
+        record(5, "crash", bucket="crash: the worker running this seed exited with status 3"),
+        record(1),
+    ]
+    summary = summarize(records)
+    assert (summary.seeds, summary.passed, summary.failed) == (4, 1, 3)
+    assert summary.failing_seeds == [4, 5, 9]
+    first, second = summary.buckets
+    assert (first.name, first.count, first.smallest_seed) == ("AssertionError: balance <n>", 2, 4)
+    assert first.replay == "seedbed run t --seed 4" and first.location == "race.py:41"
+    assert (second.status, second.count) == ("crash", 1)
+    text = "\n".join(summary_lines(summary, traceback=False))
+    assert "2 x AssertionError: balance <n>" in text and "smallest seed 4, at race.py:41" in text
+
+
+def test_fault_effectiveness_counts_seeds_where_a_fault_was_on_and_where_it_mattered() -> None:
+    records = [
+        record(0, faults={"crash": {"injected": 3, "effective": 2}}),
+        record(1, faults={"crash": {"injected": 1, "effective": 0}}),
+        record(2, faults={"crash": {"injected": 0, "effective": 0}}),
+        record(3, faults={"partition": {"injected": 2, "effective": 2}}),
+    ]
+    summary = summarize(records)
+    assert summary.faults["crash"] == {
+        "seeds_on": 2, "seeds_effective": 1, "injected": 4, "effective": 2
+    }  # fmt: skip
+    text = "\n".join(summary_lines(summary, traceback=False))
+    assert "crash      on in 50% of seeds, effective in 25% (4 injected, 2 effective)" in text
+
+
+def test_the_assertion_catalog_names_every_sometimes_never_true() -> None:
+    def catalog(leader: int, snapshot: int) -> dict[str, Any]:
+        return {
+            "leader elected": {"kind": "sometimes", "evaluated": 5, "true": leader,
+                               "location": "kv.py:10"},
+            "snapshot installed": {"kind": "sometimes", "evaluated": 2, "true": snapshot,
+                                   "location": "kv.py:88"},
+            "balance never negative": {"kind": "always", "evaluated": 9, "true": 9,
+                                       "location": "kv.py:30"},
+        }  # fmt: skip
+
+    summary = summarize([record(0, assertions=catalog(1, 0)), record(1, assertions=catalog(0, 0))])
+    assert summary.never_true == ["snapshot installed"]
+    assert summary.assertions["leader elected"]["seeds_true"] == 1
+    assert summary.assertions["leader elected"]["first_true_seed"] == 0
+    text = "\n".join(summary_lines(summary, traceback=False))
+    assert "never true: sometimes 'snapshot installed'" in text
+
+
+def test_on_a_terminal_the_progress_bar_shows_seeds_rate_and_failures() -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, force_interactive=True, width=120)
+    with LiveProgress(10, 0, 0, console=console) as progress:
+        progress.seed_done(record(0))
+        progress.seed_done(record(1, "fail", bucket="AssertionError: x"))
+    shown = screen.getvalue()
+    assert "2/10" in shown and "seeds/s" in shown and "1 failed" in shown
+    assert "new failure, seed 1: AssertionError: x" in shown
