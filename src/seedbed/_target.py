@@ -260,13 +260,14 @@ def _split_options(options: dict[str, Any]) -> tuple[dict[str, Any], str | Path 
         raise UsageError(
             f"unknown run option {unknown[0]!r}; options are max_steps, max_time, strict, trace"
         )
-    return {key: value for key, value in options.items() if value is not None}, trace
+    kept = {key: value for key, value in options.items() if value is not None}
+    if not kept.get("strict", True):
+        del kept["strict"]  # the default
+    return kept, trace
 
 
 def _run_scenario(scenario: Any, seed: int, options: dict[str, Any]) -> TargetOutcome:
     overrides, trace = _split_options(options)
-    if not overrides.get("strict"):
-        overrides.pop("strict", None)
     result, error = scenario.execute(seed, trace=trace, overrides=overrides)
     if error is not None:
         report = error.report
@@ -291,11 +292,6 @@ def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -
     config = make_config(max_steps, max_time, budgets)
     outcome = execute(main, seed, config, Trace(keep=trace is not None), trace)
     error = outcome.error
-    if isinstance(error, RuntimeError) and "another loop is running" in str(error):
-        raise UsageError(
-            f"{describe(main) or main!r} runs a Simulation inside seedbed's own loop: make it "
-            "a plain (not async) function taking the seed, or wrap its setup in a seedbed.Scenario"
-        )
     result = outcome.result
     # The default budgets are what `seedbed run` applies anyway: not repeated.
     replay = replay_command(main, seed, {k: v for k, v in options.items() if v and k != "trace"})

@@ -216,6 +216,12 @@ class Simulation:
 
         A node's failure ends the run first. A `Scenario` drives its phases so.
         """
+        if asyncio.events._get_running_loop() is not None:
+            raise UsageError(
+                "Simulation.run() was called inside a running event loop (from an async "
+                "function): call it from a plain function taking the seed, or wrap the "
+                "world's setup in a seedbed.Scenario"
+            )
         self._begin()
         failure: BaseException | None = None
         try:
