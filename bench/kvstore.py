@@ -32,21 +32,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from examples.kvstore import scenarios  # noqa: E402
+from examples.kvstore.client import Client  # noqa: E402
 from examples.kvstore.workload import Workload  # noqa: E402
 
 TARGET = 100.0  # virtual seconds per wall second (issue 13)
 
 
-def simulated(seeds: int) -> tuple[float, float]:
-    """(virtual s per wall s, operations per virtual s) over `seeds` happy-path runs."""
-    virtual = wall = operations = 0.0
+def simulated(seeds: int) -> tuple[float, float, float]:
+    """(virtual s per wall s, per CPU s, operations per virtual s) over happy-path runs.
+
+    CPU seconds are shown beside wall seconds: on a machine shared with other
+    work they say what the simulator costs, which the wall clock hides.
+    """
+    virtual = wall = cpu = operations = 0.0
     for seed in range(seeds):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         result = scenarios.happy_path.run(seed)
         wall += time.perf_counter() - started
+        cpu += time.process_time() - started_cpu
         virtual += result.virtual_time
         operations += sum(result.values.values())
-    return virtual / wall, operations / virtual
+    return virtual / wall, virtual / cpu, operations / virtual
 
 
 def _free_ports(count: int) -> list[int]:
@@ -59,11 +65,24 @@ def _free_ports(count: int) -> list[int]:
     return ports
 
 
+async def _until_a_leader(peers: dict[str, tuple[str, int]]) -> None:
+    """Wait (up to a minute: interpreters start slowly on a busy machine) for a leader."""
+    client = Client(peers)
+    for _ in range(600):
+        for name in peers:
+            try:
+                if (await client.status(name))["role"] == "leader":
+                    return
+            except (OSError, TimeoutError):
+                pass
+        await asyncio.sleep(0.1)
+    raise SystemExit("no leader was elected within a minute")
+
+
 async def _drive(peers: dict[str, tuple[str, int]], seconds: float) -> float:
     plan = scenarios.Plan()
     loop = asyncio.get_running_loop()
-    warm = Workload(peers, loop.time() + 2.0)
-    await warm.single_key("warm-up")  # until a leader answers
+    await _until_a_leader(peers)
     workload = Workload(peers, loop.time() + seconds, think_max=plan.think_max)
     started = loop.time()
     clients = [workload.single_key(f"c{n}") for n in range(plan.single_key_clients)]
@@ -114,12 +133,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="happy-path seeds to simulate")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds of production")
     args = parser.parse_args()
-    rate, sim_ops = simulated(args.seeds)
+    rate, cpu_rate, sim_ops = simulated(args.seeds)
     real_ops = production(args.seconds)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     print("| measure | value | target |")
     print("|---|---|---|")
     print(f"| simulated happy_path, virtual s per wall s | {rate:.1f} | >= {TARGET:g} |")
+    print(f"| simulated happy_path, virtual s per CPU s | {cpu_rate:.1f} | |")
     print(f"| simulated happy_path, operations per virtual s | {sim_ops:.0f} | |")
     print(f"| production over loopback, operations per wall s | {real_ops:.0f} | |")
 

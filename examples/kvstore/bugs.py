@@ -6,6 +6,10 @@ process with the environment (so sweep workers inherit it):
 
     KVSTORE_BUG=ack_before_fsync seedbed sweep examples.kvstore.scenarios:crash_recovery ...
 
+or sweep a planted-bug scenario, whose replay command needs no environment:
+
+    seedbed sweep examples.kvstore.scenarios:bug_ack_before_fsync --seeds 100
+
 or in a test with `with bugs.planting("follower_reads"): ...`.
 """
 
@@ -48,9 +52,19 @@ def _from_environment() -> list[str]:
 _planted.extend(_from_environment())
 
 
+_for_run: list[str] = []  # the bug a planted-bug scenario switches on for its runs
+
+
 def planted(name: str) -> bool:
     """Whether bug `name` is switched on."""
-    return name in _planted
+    return name in _planted or name in _for_run
+
+
+def plant_for_runs(name: str | None) -> None:
+    """Switch on `name` (None: none) for the scenario runs that follow; see `scenarios`."""
+    if name is not None and name not in BUGS:
+        raise ValueError(f"unknown bug {name!r}; known: {', '.join(BUGS)}")
+    _for_run[:] = [] if name is None else [name]
 
 
 @contextmanager

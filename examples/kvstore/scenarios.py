@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import seedbed
+from examples.kvstore import bugs
 from examples.kvstore.cluster import Cluster
 from examples.kvstore.workload import Workload
 from seedbed import DiskConfig, FaultProfile, NetworkConfig, Scenario, always
@@ -52,13 +53,15 @@ class Plan:
 class KVWorld:
     """The world one scenario builds for each run, and its end-of-run oracles."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, bug: str | None = None) -> None:
         self.plan = plan
+        self.bug = bug
         self.cluster: Cluster | None = None
         self.workload: Workload | None = None
         self.verdict: list[str] | None = None
 
     def setup(self, sim: seedbed.Simulation) -> None:
+        bugs.plant_for_runs(self.bug)
         replicas = sim.params.choice("replicas", [3, 5])
         self.cluster = Cluster(sim, tuple(f"n{number + 1}" for number in range(replicas)))
         self.workload = Workload(
@@ -91,10 +94,14 @@ class KVWorld:
 
 
 def scenario(
-    name: str, faults: FaultProfile | str | None = None, plan: Plan = Plan(), **world: Any
+    name: str,
+    faults: FaultProfile | str | None = None,
+    plan: Plan = Plan(),
+    bug: str | None = None,
+    **world: Any,
 ) -> Scenario:
-    """A scenario over a fresh `KVWorld`."""
-    kv = KVWorld(plan)
+    """A scenario over a fresh `KVWorld` (with planted `bug` switched on in its runs)."""
+    kv = KVWorld(plan, bug)
     world.setdefault("network", NETWORK)
     world.setdefault("disk", DISK)
     return Scenario(
@@ -144,14 +151,18 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
     ),
     "swarm": ("swarm", {}),  # (min_ok 1: some drawn mixes leave little time to work)
 }
-CONTENTION = Plan(single_key_clients=1, txn_clients=5, think_max=0.01)
+CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 
 
-def make(name: str, plan: Plan | None = None) -> Scenario:
-    """Scenario `name` (a key of `PRESSURE`), with its own workload or `plan`."""
+def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
+    """Scenario `name` (a key of `PRESSURE`), with its own workload or `plan`.
+
+    With `bug`, the scenario is named `bug_<bug>` and plants that bug in its runs.
+    """
     faults, world = PRESSURE[name]
     default = {"contention": CONTENTION, "swarm": Plan(min_ok=1)}.get(name, Plan())
-    return scenario(name, faults, plan or default, **world)
+    title = name if bug is None else f"bug_{bug}"
+    return scenario(title, faults, plan or default, bug, **world)
 
 
 happy_path = make("happy_path")
@@ -163,3 +174,16 @@ disk_faults = make("disk_faults")
 swarm = make("swarm")
 
 SCENARIOS = (happy_path, crash_recovery, partitions, contention, client_crash, disk_faults, swarm)
+
+# Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.
+bug_ack_before_fsync = make(bugs.HUNTED_BY["ack_before_fsync"], bug="ack_before_fsync")
+bug_follower_reads = make(bugs.HUNTED_BY["follower_reads"], bug="follower_reads")
+bug_forget_vote = make(bugs.HUNTED_BY["forget_vote"], bug="forget_vote")
+bug_commit_without_quorum = make(
+    bugs.HUNTED_BY["commit_without_quorum"], bug="commit_without_quorum"
+)
+bug_trust_without_checksum = make(
+    bugs.HUNTED_BY["trust_without_checksum"], bug="trust_without_checksum"
+)
+bug_skip_read_validation = make(bugs.HUNTED_BY["skip_read_validation"], bug="skip_read_validation")
+BUG_SCENARIOS = {bug: globals()[f"bug_{bug}"] for bug in bugs.BUGS}
