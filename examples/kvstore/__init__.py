@@ -7,6 +7,9 @@ runs as real processes over TCP and real files (`python -m examples.kvstore`)
 and, unchanged, inside a seedbed simulation (`scenarios`): it talks only to
 asyncio streams, `seedbed.fs`, `time`/`random` and seedbed's hooks.
 
-Modules, in reading order: `frames` (the wire and disk encoding), `storage`,
-`raftlog`, `raft`, `machine`, `transport`, `server`, `client`, `__main__`.
+Modules, in reading order. The store: `frames` (the wire and disk encoding),
+`storage`, `raftlog`, `raft`, `machine`, `transport`, `server`, `client`,
+`__main__`. Its tests: `cluster` (the replicas in a simulation, watched by
+Raft's safety oracles), `workload` (clients and history checks), `scenarios`
+(faults and liveness), `bugs` (planted bugs behind off-by-default switches).
 """
