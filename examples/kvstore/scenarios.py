@@ -1,0 +1,189 @@
+"""The kvstore's scenarios: the production code under seeded pressure, with its oracles.
+
+    seedbed run examples.kvstore.scenarios:crash_recovery --seed 7
+    seedbed sweep examples.kvstore.scenarios:swarm --seeds 300
+
+Every scenario builds the same world (see `KVWorld`): three replicas (five,
+under swarm, sometimes), clients doing single-key operations and clients
+doing transactions, on 1-5 ms network hops and disks taking 0.1-2 ms per
+operation. The oracles:
+
+- continuous, inside the replicas' reports (`cluster.Oracle`, with
+  `seedbed.always`): at most one leader per term, no replica's commit index
+  going backwards, every replica applying the same entry at each index;
+- liveness, after the faults stop (`settled`): one leader, every replica
+  following it in its term, all at one commit index, none damaged;
+- at the end (`consistent`): at least `min_ok` operations succeeded, the
+  single-key history is linearizable (`seedbed.check`), and the
+  transactions are serializable in the log's order (`workload`'s model).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import seedbed
+from examples.kvstore import bugs
+from examples.kvstore.cluster import Cluster
+from examples.kvstore.workload import Workload
+from seedbed import DiskConfig, FaultProfile, NetworkConfig, Scenario, always
+
+# Replicas log disk failures and damage as warnings: in a sweep of hundreds of
+# seeds that is noise (the failure report tells what happened). Configure the
+# "kvstore" logger to see them.
+logging.getLogger("kvstore").addHandler(logging.NullHandler())
+
+NETWORK = NetworkConfig(latency_min=0.001, latency_mean=0.002, latency_max=0.005)
+DISK = DiskConfig(latency_min=0.0001, latency_max=0.002)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The workload of one scenario."""
+
+    workload_time: float = 5.0  # virtual seconds of client operations
+    single_key_clients: int = 2
+    txn_clients: int = 2
+    min_ok: int = 5
+    think_max: float = 0.05  # seconds a client waits between operations, at most
+
+
+class KVWorld:
+    """The world one scenario builds for each run, and its end-of-run oracles."""
+
+    def __init__(self, plan: Plan, bug: str | None = None) -> None:
+        self.plan = plan
+        self.bug = bug
+        self.cluster: Cluster | None = None
+        self.workload: Workload | None = None
+        self.verdict: list[str] | None = None
+
+    def setup(self, sim: seedbed.Simulation) -> None:
+        bugs.plant_for_runs(self.bug)
+        replicas = sim.params.choice("replicas", [3, 5])
+        self.cluster = Cluster(sim, tuple(f"n{number + 1}" for number in range(replicas)))
+        self.workload = Workload(
+            self.cluster.peers, self.plan.workload_time, think_max=self.plan.think_max
+        )
+        self.verdict = None
+        for number in range(self.plan.single_key_clients):
+            sim.client(f"c{number + 1}", self.workload.runner("single_key", f"c{number + 1}"))
+        for number in range(self.plan.txn_clients):
+            sim.client(f"t{number + 1}", self.workload.runner("transactions", f"t{number + 1}"))
+
+    def settled(self) -> bool:
+        """Liveness: one leader, followed by every replica, all at one commit index."""
+        assert self.cluster is not None
+        return self.cluster.settled()
+
+    def consistent(self) -> bool:
+        """Once settled: enough commits, and the histories check out (fails the run if not)."""
+        if self.verdict is None:
+            if not self.settled():
+                return False
+            assert self.workload is not None
+            self.verdict = self.workload.problems(self.plan.min_ok)
+            always(
+                not self.verdict,
+                "kvstore: the clients' histories check out",
+                problems="; ".join(self.verdict)[:2000],
+            )
+        return not self.verdict
+
+
+def scenario(
+    name: str,
+    faults: FaultProfile | str | None = None,
+    plan: Plan = Plan(),
+    bug: str | None = None,
+    **world: Any,
+) -> Scenario:
+    """A scenario over a fresh `KVWorld` (with planted `bug` switched on in its runs)."""
+    kv = KVWorld(plan, bug)
+    world.setdefault("network", NETWORK)
+    world.setdefault("disk", DISK)
+    return Scenario(
+        name,
+        kv.setup,
+        faults=faults,
+        duration=plan.workload_time + 5.0,
+        liveness=[kv.settled, kv.consistent],
+        liveness_timeout=30.0,
+        **world,
+    )
+
+
+# Each scenario's pressure and world options, by name.
+PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
+    "happy_path": (None, {}),
+    # Up to two replicas down at once: a majority, as in a rack's power loss.
+    "crash_recovery": (
+        FaultProfile(
+            crash_per_second=0.4, bounce_per_second=0.2, downtime_mean=1.0, max_down=2, buggify=True
+        ),
+        {},
+    ),
+    "partitions": (
+        FaultProfile(
+            partition_per_second=0.4,
+            clog_per_second=0.2,
+            stream_stall_per_second=0.2,
+            fault_duration_mean=1.5,
+        ),
+        {},
+    ),
+    "contention": (FaultProfile(bounce_per_second=0.1), {}),
+    "client_crash": (FaultProfile(client_crash_per_second=0.5, downtime_mean=0.5), {}),
+    # Damage never reaches every replica's copy of a block (spare_one_replica).
+    "disk_faults": (
+        FaultProfile(crash_per_second=0.3, disk_fault_per_second=0.2, downtime_mean=1.0),
+        {
+            "disk": DiskConfig(
+                latency_min=0.0001,
+                latency_max=0.002,
+                corrupt_read_probability=0.1,
+                misdirect_write_probability=0.002,
+                spare_one_replica=True,
+            )
+        },
+    ),
+    "swarm": ("swarm", {}),  # (min_ok 1: some drawn mixes leave little time to work)
+}
+CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
+
+
+def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
+    """Scenario `name` (a key of `PRESSURE`), with its own workload or `plan`.
+
+    With `bug`, the scenario is named `bug_<bug>` and plants that bug in its runs.
+    """
+    faults, world = PRESSURE[name]
+    default = {"contention": CONTENTION, "swarm": Plan(min_ok=1)}.get(name, Plan())
+    title = name if bug is None else f"bug_{bug}"
+    return scenario(title, faults, plan or default, bug, **world)
+
+
+happy_path = make("happy_path")
+crash_recovery = make("crash_recovery")
+partitions = make("partitions")
+contention = make("contention")
+client_crash = make("client_crash")
+disk_faults = make("disk_faults")
+swarm = make("swarm")
+
+SCENARIOS = (happy_path, crash_recovery, partitions, contention, client_crash, disk_faults, swarm)
+
+# Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.
+bug_ack_before_fsync = make(bugs.HUNTED_BY["ack_before_fsync"], bug="ack_before_fsync")
+bug_follower_reads = make(bugs.HUNTED_BY["follower_reads"], bug="follower_reads")
+bug_forget_vote = make(bugs.HUNTED_BY["forget_vote"], bug="forget_vote")
+bug_commit_without_quorum = make(
+    bugs.HUNTED_BY["commit_without_quorum"], bug="commit_without_quorum"
+)
+bug_trust_without_checksum = make(
+    bugs.HUNTED_BY["trust_without_checksum"], bug="trust_without_checksum"
+)
+bug_skip_read_validation = make(bugs.HUNTED_BY["skip_read_validation"], bug="skip_read_validation")
+BUG_SCENARIOS = {bug: globals()[f"bug_{bug}"] for bug in bugs.BUGS}

@@ -1,0 +1,205 @@
+"""A replica's durable state: vote, log and snapshot, in three files under one directory.
+
+Fault model (what this module survives): a crash at any instant, losing
+whatever was not fsynced and tearing the last unsynced write; a record
+damaged on the disk or on its way back from it (checksums catch it; a read
+is retried, since a flipped bit on the way back is transient); a failed
+write or fsync, which raises `OSError` to the caller: the replica then
+restarts from the disk, and `load` writes everything it read to new files
+and fsyncs them before use, because after a failed fsync reads may show
+data the disk never made durable (PostgreSQL's "fsyncgate").
+
+- `meta`: `{term, vote}`, replaced atomically (write a temporary file, fsync,
+  rename, fsync the directory) before any vote or term is acted on.
+- `log`: entries `{index, term, cmd}` as back-to-back frames, fsynced before
+  any acknowledgement; a conflicting suffix is cut by truncation.
+- `snapshot`: `{index, term, state}` replaced atomically; the log is then
+  rewritten without the entries the snapshot covers (bounded log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import posixpath
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from examples.kvstore import bugs, frames
+from seedbed import buggify, fs
+
+log = logging.getLogger("kvstore.storage")
+
+Entry = dict[str, Any]
+READ_ATTEMPTS = 3
+
+
+@dataclass
+class Recovered:
+    """What the disk kept: the state a restarted replica resumes from."""
+
+    term: int = 0
+    vote: str | None = None
+    snapshot: dict[str, Any] | None = None
+    entries: list[Entry] = field(default_factory=list)
+    damaged: bool = False  # records were lost that may have been acknowledged
+
+
+class Storage:
+    """The three files of one replica; every method returns once its data is durable."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self._ends: list[int] = []  # byte offset where each log entry ends
+        self._first = 1  # index of the first entry in the log file
+        self._file: fs.File | None = None
+
+    def _path(self, name: str) -> str:
+        return f"{self.directory}/{name}"
+
+    async def load(self) -> Recovered:
+        """Read everything back after a (re)start, repairing what can be repaired."""
+        await self._make_directory()
+        recovered = Recovered()
+        meta = await self._read_single("meta", recovered)
+        if meta is not None:
+            recovered.term, recovered.vote = int(meta["term"]), meta.get("vote")
+            if bugs.planted("forget_vote"):
+                recovered.vote = None
+        recovered.snapshot = await self._read_single("snapshot", recovered)
+        base = recovered.snapshot["index"] if recovered.snapshot else 0
+        records, _, torn_only = await self._read_log()
+        if not torn_only:
+            log.warning("%s: log damaged after %d records", self.directory, len(records))
+            recovered.damaged = True
+        entries = _contiguous(records, base)
+        self._first = entries[0]["index"] if entries else base + 1
+        if meta is not None:  # made durable again: see the fault model above
+            await self.save_meta(recovered.term, recovered.vote)
+        if recovered.snapshot is not None:
+            await self._replace("snapshot", recovered.snapshot)
+        await self._rewrite(entries)
+        recovered.entries = entries
+        return recovered
+
+    async def _make_directory(self) -> None:
+        """Create the directory if needed, durably: a name is durable only once its
+        parent directory is fsynced, and a replica that forgets its whole directory
+        forgets its vote and its log without knowing it."""
+        missing = []
+        path = self.directory
+        while path not in ("", "/", ".") and not await fs.exists(path):
+            missing.append(path)
+            path = posixpath.dirname(path)
+        await fs.mkdir(self.directory, exist_ok=True, parents=True)
+        for created in reversed(missing):
+            await fs.fsync_dir(posixpath.dirname(created) or ".")
+
+    async def _read_single(self, name: str, recovered: Recovered) -> dict[str, Any] | None:
+        """The one record of `meta` or `snapshot`, retrying reads that fail their checksum."""
+        if not await fs.exists(self._path(name)):
+            return None
+        for _ in range(READ_ATTEMPTS):
+            records, _, _ = frames.decode_records(await fs.read_file(self._path(name)))
+            if len(records) == 1:
+                return records[0]
+        log.warning("%s: %s unreadable; waiting to be repaired by peers", self.directory, name)
+        recovered.damaged = True
+        return None
+
+    async def _read_log(self) -> tuple[list[Entry], int, bool]:
+        """The longest valid prefix of the log over a few reads (a bad read is transient)."""
+        if not await fs.exists(self._path("log")):
+            return [], 0, True
+        best: tuple[list[Entry], int, bool] = ([], 0, False)
+        for _ in range(READ_ATTEMPTS):
+            data = await fs.read_file(self._path("log"))
+            if buggify("kvstore: a short read of the log"):
+                data = data[: random.randrange(len(data) + 1)]
+            attempt = frames.decode_records(data)
+            if attempt[1] > best[1] or (attempt[1] == best[1] and attempt[2]):
+                best = attempt
+            if attempt[1] == len(data):
+                break
+        return best
+
+    async def save_meta(self, term: int, vote: str | None) -> None:
+        """Make `{term, vote}` durable before the replica acts on it."""
+        await self._replace("meta", {"term": term, "vote": vote})
+
+    async def save_snapshot(self, snapshot: dict[str, Any], entries: list[Entry]) -> None:
+        """Make the snapshot durable, then rewrite the log to hold only `entries` after it."""
+        await self._replace("snapshot", snapshot)
+        self._first = entries[0]["index"] if entries else snapshot["index"] + 1
+        await self._rewrite(entries)
+
+    async def _replace(self, name: str, record: dict[str, Any]) -> None:
+        temporary = self._path(name + ".tmp")
+        await fs.write_file(temporary, frames.encode(record), durable=True)
+        await fs.rename(temporary, self._path(name))
+        await fs.fsync_dir(self.directory)
+
+    async def append(self, entries: list[Entry]) -> None:
+        """Append entries to the log; durable on return."""
+        if not entries:
+            return
+        encoded = [frames.encode(entry) for entry in entries]
+        offset = self._ends[-1] if self._ends else 0
+        assert self._file is not None
+        await self._file.pwrite(b"".join(encoded), offset)
+        for record in encoded:
+            offset += len(record)
+            self._ends.append(offset)
+        await self._sync()
+
+    async def truncate_from(self, index: int) -> None:
+        """Drop entries from `index` on (a conflicting suffix); durable on return."""
+        keep = index - self._first
+        if keep < 0 or keep >= len(self._ends):
+            return
+        del self._ends[keep:]
+        assert self._file is not None
+        await self._file.truncate(self._ends[-1] if self._ends else 0)
+        await self._sync()
+
+    async def _sync(self) -> None:
+        assert self._file is not None
+        if buggify("kvstore: a slow fsync"):
+            await asyncio.sleep(random.uniform(0.01, 0.1))
+        if not bugs.planted("ack_before_fsync"):
+            await self._file.fsync()
+
+    async def _rewrite(self, entries: list[Entry]) -> None:
+        """Replace the log with `entries`, durably, through a new file and a rename."""
+        if self._file is not None:
+            await self._file.close()
+        encoded = [frames.encode(entry) for entry in entries]
+        temporary = self._path("log.tmp")
+        await fs.write_file(temporary, b"".join(encoded), durable=True)
+        await fs.rename(temporary, self._path("log"))
+        await fs.fsync_dir(self.directory)
+        self._file = await fs.open(self._path("log"), "r+")
+        self._ends = []
+        offset = 0
+        for record in encoded:
+            offset += len(record)
+            self._ends.append(offset)
+
+    async def close(self) -> None:
+        if self._file is not None:
+            await self._file.close()
+            self._file = None
+
+
+def _contiguous(records: list[Entry], base: int) -> list[Entry]:
+    """The entries after `base`, stopping at the first gap (a damaged or stale record)."""
+    entries: list[Entry] = []
+    for record in records:
+        index = record.get("index")
+        if not isinstance(index, int) or index <= base:
+            continue
+        if index != base + len(entries) + 1:
+            break
+        entries.append(record)
+    return entries

@@ -1,0 +1,141 @@
+"""kvstore's parts on their own: frames, storage recovery, the state machine."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from examples.kvstore import bugs, frames
+from examples.kvstore.machine import Machine
+from examples.kvstore.storage import Storage
+from examples.kvstore.transport import parse_peers
+
+
+def test_a_frame_round_trips_through_a_stream() -> None:
+    async def main() -> object:
+        reader = asyncio.StreamReader()
+        reader.feed_data(frames.encode({"type": "x", "n": 1}) + frames.encode({"type": "y"}))
+        reader.feed_eof()
+        return [await frames.read_frame(reader) for _ in range(3)]
+
+    assert asyncio.run(main()) == [{"type": "x", "n": 1}, {"type": "y"}, None]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (struct.pack(">II", frames.MAX_FRAME + 1, 0), "exceeds the maximum"),
+        (frames.encode({"a": 1})[:-2], "stream ended inside a frame"),
+        (b"\x00\x00", "inside a frame header"),
+        (frames.encode({"a": 1})[:-1] + b"!", "checksum mismatch"),
+        (struct.pack(">II", 3, zlib.crc32(b"abc")) + b"abc", "not JSON"),
+    ],
+)
+def test_a_bad_frame_is_refused_with_its_reason(data: bytes, reason: str) -> None:
+    async def main() -> None:
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        await frames.read_frame(reader)
+
+    with pytest.raises(frames.FrameError, match=reason):
+        asyncio.run(main())
+
+
+def test_a_torn_tail_is_benign_but_damage_before_the_end_is_not() -> None:
+    one, two = frames.encode({"index": 1}), frames.encode({"index": 2})
+    assert frames.decode_records(one + two[:5]) == ([{"index": 1}], len(one), True)
+    flipped = one[:-1] + bytes([one[-1] ^ 1])
+    assert frames.decode_records(flipped + two) == ([], 0, False)
+
+
+def _entries(first: int, last: int, term: int = 1) -> list[dict[str, object]]:
+    return [{"index": i, "term": term, "cmd": {"op": "noop"}} for i in range(first, last + 1)]
+
+
+def test_storage_recovers_its_vote_log_and_snapshot(tmp_path: Path) -> None:
+    async def main() -> object:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.save_meta(3, "n2")
+        await storage.append(_entries(1, 5))
+        await storage.truncate_from(4)
+        await storage.append(_entries(4, 6, term=3))
+        await storage.save_snapshot({"index": 4, "term": 3, "state": {}}, _entries(5, 6, 3))
+        await storage.append(_entries(7, 7, term=3))
+        await storage.close()
+        return await Storage(str(tmp_path)).load()
+
+    recovered = asyncio.run(main())
+    assert (recovered.term, recovered.vote, recovered.damaged) == (3, "n2", False)
+    assert recovered.snapshot == {"index": 4, "term": 3, "state": {}}
+    assert [e["index"] for e in recovered.entries] == [5, 6, 7]
+
+
+def test_storage_marks_itself_damaged_when_an_acknowledged_record_is_corrupt(
+    tmp_path: Path,
+) -> None:
+    async def main() -> object:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.append(_entries(1, 3))
+        await storage.close()
+        log = tmp_path / "log"
+        data = bytearray(log.read_bytes())
+        data[12] ^= 0x40  # inside the first record's body
+        log.write_bytes(bytes(data))
+        return await Storage(str(tmp_path)).load()
+
+    recovered = asyncio.run(main())
+    assert recovered.damaged and recovered.entries == []
+
+
+def test_storage_trusts_a_corrupt_record_only_with_the_planted_bug(tmp_path: Path) -> None:
+    async def main() -> object:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.append([{"index": 1, "term": 1, "cmd": {"op": "put", "value": "abc"}}])
+        await storage.close()
+        log = tmp_path / "log"
+        log.write_bytes(log.read_bytes().replace(b"abc", b"abd"))
+        return await Storage(str(tmp_path)).load()
+
+    assert asyncio.run(main()).entries == []  # type: ignore[attr-defined]
+    with bugs.planting("trust_without_checksum"):
+        entries = asyncio.run(main()).entries  # type: ignore[attr-defined]
+    assert entries[0]["cmd"]["value"] == "abd"
+
+
+def test_the_machine_applies_writes_and_deduplicates_retries() -> None:
+    machine = Machine()
+    assert machine.apply(1, {"op": "put", "key": "k", "value": "a", "client": "c", "seq": 1})
+    machine.apply(2, {"op": "append", "key": "k", "value": "b", "client": "c", "seq": 2})
+    machine.apply(3, {"op": "append", "key": "k", "value": "b", "client": "c", "seq": 2})
+    assert machine.read("k") == {"value": ["a", "b"], "version": 2}
+    restored = Machine.restore(machine.snapshot())
+    assert restored.read("k") == machine.read("k")
+
+
+def test_a_transaction_aborts_when_a_key_it_read_changed() -> None:
+    machine = Machine()
+    machine.apply(1, {"op": "append", "key": "x", "value": "1"})
+    stale = {"op": "txn", "reads": [["x", 0], ["y", 0]], "writes": [["append", "y", "2"]]}
+    assert machine.apply(2, stale) == {"committed": False, "conflict": "x", "index": 2}
+    assert machine.read("y")["value"] == []
+    fresh = {"op": "txn", "reads": [["x", 1]], "writes": [["append", "y", "2"]]}
+    assert machine.apply(3, fresh)["committed"]
+    write_skew = {"op": "txn", "reads": [["x", 0]], "writes": [["append", "y", "3"]]}
+    assert not machine.apply(4, write_skew)["committed"]
+    with bugs.planting("skip_read_validation"):
+        assert machine.apply(5, write_skew)["committed"]
+
+
+def test_peers_are_parsed_in_order_and_bad_ones_named() -> None:
+    assert parse_peers("n1=127.0.0.1:1,n2=h:2") == {"n1": ("127.0.0.1", 1), "n2": ("h", 2)}
+    with pytest.raises(ValueError, match="bad peer 'n1=nohost'"):
+        parse_peers("n1=nohost")
+    with pytest.raises(ValueError, match="appears twice"):
+        parse_peers("n1=a:1,n1=b:2")
