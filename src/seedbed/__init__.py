@@ -18,6 +18,7 @@ from seedbed.aio import (
     replay,
     run,
 )
+from seedbed.check import always, reachable, sometimes, unreachable
 from seedbed.errors import (
     BudgetExceeded,
     CancellationSwallowed,
@@ -27,13 +28,17 @@ from seedbed.errors import (
     Nondeterminism,
     SeedbedError,
     SeedbedWarning,
+    SimulatedFailure,
     SimulationEscape,
     SimulationFailure,
     SimulatorBug,
+    UncaughtError,
     UsageError,
 )
+from seedbed.faults import FaultProfile, buggify, failpoint
 from seedbed.fs import DiskConfig
 from seedbed.net import NetworkConfig
+from seedbed.scenario import FailureReport, Scenario, ScenarioResult
 from seedbed.world import ClockConfig, Simulation, SimulationResult, current_node
 
 __all__ = [
@@ -43,27 +48,39 @@ __all__ = [
     "Deadlock",
     "DiskConfig",
     "EventLoopPolicy",
+    "FailureReport",
+    "FaultProfile",
     "InvariantViolation",
     "LivenessFailure",
     "LoopConfig",
     "NetworkConfig",
     "Nondeterminism",
     "RunResult",
+    "Scenario",
+    "ScenarioResult",
     "SeedbedError",
     "SeedbedLoop",
     "SeedbedWarning",
+    "SimulatedFailure",
     "Simulation",
     "SimulationEscape",
     "SimulationFailure",
     "SimulationResult",
     "SimulatorBug",
+    "UncaughtError",
     "UsageError",
     "__version__",
+    "always",
+    "buggify",
     "check_determinism",
     "checkpoint",
     "current_node",
+    "failpoint",
     "fs",
     "new_event_loop",
+    "reachable",
     "replay",
     "run",
+    "sometimes",
+    "unreachable",
 ]

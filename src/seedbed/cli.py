@@ -91,36 +91,59 @@ def run(
     trace_path: str | None,
     as_json: bool,
 ) -> None:
-    """Run TARGET (module:function or file.py:function) under one seed."""
-    from seedbed._core import Trace
-    from seedbed.aio.runner import execute, make_config
-    from seedbed.errors import UsageError
-    from seedbed.sweep import summarize
+    """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
+    that builds and runs a Simulation (module:name or file.py:name).
 
-    main = _resolve(target)
+    A plain program gets a default budget (10,000,000 steps, 3600 virtual
+    seconds) so a livelocked or forever-serving one ends in BudgetExceeded.
+    """
+    from seedbed._target import run_target
+    from seedbed.errors import UsageError
+
+    obj = _resolve(target)
     try:
-        config = make_config(max_steps, max_time, {"strict": strict})
-        outcome = execute(main, seed, config, Trace(keep=trace_path is not None), trace_path)
+        outcome = run_target(
+            obj, seed, max_steps=max_steps, max_time=max_time, strict=strict, trace=trace_path
+        )
     except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
-    result, error = outcome.result, outcome.error
+    _print_outcome(outcome, as_json)
+
+
+def _print_outcome(outcome: Any, as_json: bool) -> None:
+    from seedbed.sweep import summarize
+
+    error = outcome.error
     if as_json:
         record = {
-            "seed": seed,
-            "trace_hash": result.trace_hash,
-            "steps": result.steps,
-            "virtual_time": result.virtual_time,
-            "value": None if error else _describe_value(result.value),
+            "seed": outcome.seed,
+            "trace_hash": outcome.trace_hash,
+            "steps": outcome.steps,
+            "virtual_time": outcome.virtual_time,
+            "value": None if error else _describe_value(outcome.value),
             "failure": summarize(error) if error else None,
         }
+        if outcome.kind != "program":
+            record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,
+                          assertions=outcome.assertions, location=outcome.location)  # fmt: skip
         click.echo(json.dumps(record, sort_keys=True))
     else:
-        click.echo(
-            f"seed={seed} trace_hash={result.trace_hash} steps={result.steps} "
-            f"virtual_time={result.virtual_time:.6f}s"
-            + ("" if error else f" value={_describe_value(result.value)}")
+        numbers = (
+            f"seed={outcome.seed} trace_hash={outcome.trace_hash} steps={outcome.steps} "
+            if outcome.trace_hash is not None
+            else f"seed={outcome.seed} steps={outcome.steps} "
         )
+        vt = outcome.virtual_time
+        click.echo(
+            numbers
+            + (f"virtual_time={vt:.6f}s" if vt is not None else "")
+            + ("" if error else f" value={_describe_value(outcome.value)}")
+        )
+        if outcome.faults:
+            from seedbed.scenario._report import describe_faults
+
+            click.echo(f"faults: {describe_faults(outcome.faults)}")
     if error is not None:
         click.echo(f"{type(error).__name__}: {error}", err=True)
         for note in getattr(error, "__notes__", []):
@@ -130,16 +153,37 @@ def run(
 
 @cli.command()
 @click.argument("target")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), required=True,
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
-def replay(target: str, trace_path: str) -> None:
-    """Re-run TARGET against a recorded trace; stop at the first divergence."""
-    from seedbed.aio.runner import replay as replay_run
+@click.option("--seed", type=SEED, default=None, help="re-run this seed (no recording needed)")
+@click.option("--json", "as_json", is_flag=True, help="with --seed: print one JSON object")
+def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool) -> None:
+    """Re-run TARGET: against a recorded trace (stop at the first divergence), or
+    under a seed (what a failure's replay line says)."""
     from seedbed.errors import Nondeterminism, UsageError
+    from seedbed.scenario import Scenario
 
-    main = _resolve(target)
+    if (trace_path is None) == (seed is None):
+        _usage_error("replay needs exactly one of --trace FILE or --seed N")
+    obj = _resolve(target)
+    if seed is not None:
+        from seedbed._target import run_target
+
+        try:
+            outcome = run_target(obj, seed)
+        except (UsageError, OSError) as exc:
+            _usage_error(str(exc))
+            return
+        _print_outcome(outcome, as_json)
+        return
+    assert trace_path is not None
     try:
-        result = replay_run(main, trace=trace_path)
+        if isinstance(obj, Scenario):
+            result = _replay_scenario(obj, trace_path)
+        else:
+            from seedbed.aio.runner import replay as replay_run
+
+            result = replay_run(obj, trace=trace_path)
     except UsageError as exc:
         _usage_error(str(exc))
         return
@@ -150,6 +194,19 @@ def replay(target: str, trace_path: str) -> None:
         click.echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
     click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
+
+
+def _replay_scenario(scenario: Any, trace_path: str) -> Any:
+    """Run a scenario against its recording, with the budgets it was recorded with."""
+    from seedbed._core.tracefile import read_trace
+
+    recorded = read_trace(trace_path)
+    options = recorded.header.get("options", {})
+    overrides = {key: options[key] for key in ("max_steps", "max_time", "strict") if key in options}
+    result, error = scenario.execute(recorded.seed, recording=trace_path, overrides=overrides)
+    if error is not None:
+        raise error
+    return result
 
 
 @cli.command()

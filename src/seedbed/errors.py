@@ -9,6 +9,7 @@ it happened, and the exact command that replays it; `str()` shows them all.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 class SeedbedError(Exception):
@@ -44,6 +45,8 @@ class SimulationFailure(SeedbedError):
         super().__init__(message)
         self.message = message
         self.context = context
+        # A scenario's failure report (`seedbed.scenario.FailureReport`); None elsewhere.
+        self.report: Any = None
 
     @property
     def seed(self) -> int | None:
@@ -54,6 +57,8 @@ class SimulationFailure(SeedbedError):
         return self.context.replay if self.context else None
 
     def __str__(self) -> str:
+        if self.report is not None:
+            return f"{self.message}\n{self.report.describe()}"
         if self.context is None:
             return self.message
         return f"{self.message}\n{self.context.describe()}"
@@ -94,12 +99,39 @@ class LivenessFailure(SimulationFailure):
     """A property that must eventually hold did not, after faults stopped."""
 
 
+class UncaughtError(SimulationFailure):
+    """Code in a scenario's run raised an exception that nothing caught.
+
+    The original exception is `original` (and the `__cause__`); the message
+    starts with its type and message.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+
+
 class Nondeterminism(SimulationFailure):
     """Two executions of one seed differed; names the first divergent event."""
 
 
 class SimulatorBug(SimulationFailure):
     """seedbed broke one of its own invariants. Please report it with the seed."""
+
+
+class SimulatedFailure(Exception):
+    """An injected failure: what `await seedbed.failpoint(why)` raises in a simulation.
+
+    An ordinary exception, not a cancellation and not a `SeedbedError`: code
+    under test handles it like the I/O error it stands for (a retry loop
+    retries it and lets `asyncio.CancelledError` propagate). Left unhandled,
+    it fails the run like any other exception a node raises.
+    """
+
+    def __init__(self, why: str, location: str | None = None) -> None:
+        super().__init__(f"simulated failure: {why}" + (f" (at {location})" if location else ""))
+        self.why = why
+        self.location = location
 
 
 class SeedbedWarning(UserWarning):

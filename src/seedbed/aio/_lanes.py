@@ -53,6 +53,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     assert var is not None
     ready, timers, clock, trace, costs = st.ready, st.timers, st.clock, st.trace, st.costs
     pick = st.sched.below
+    after_node_step = st.after_node_step
     while True:
         if timers and timers[0][0] <= clock.now:
             entry = heappop(timers)
@@ -92,6 +93,8 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                     raise
                 except BaseException as exc:
                     loop._callback_failed(exc, handle)
+                if after_node_step is not None and key is not None:
+                    after_node_step()
             if st.halt or clock.now > st.time_limit:
                 loop._end_drive()
                 break
@@ -142,6 +145,8 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                     loop._callback_failed(exc, handle)
             if not queue:
                 runnable.remove(lane)
+            if after_node_step is not None and key is not None:
+                after_node_step()
             if st.halt or clock.now > st.time_limit:
                 loop._end_drive()
                 break

@@ -77,6 +77,7 @@ class LoopState:
     """Everything the loop mutates while it runs."""
 
     __slots__ = (
+        "after_node_step",
         "asyncgens",
         "cancelled_timers",
         "clock",
@@ -136,6 +137,9 @@ class LoopState:
         self.lane_var: contextvars.ContextVar[Any] | None = None  # set by a world
         self.wall_clock: Callable[[int], int] | None = None  # set by a world
         self.failure: SimulationFailure | None = None
+        # Called after each iteration in which a node's code ran (a scenario's
+        # continuous invariants); it records a failure rather than raising.
+        self.after_node_step: Callable[[], None] | None = None
         self.replay = f"seedbed.new_event_loop(seed={seed})"
         self.cost_base = to_ns(config.cpu_cost_min)
         self.cost_span = to_ns(config.cpu_cost_max) - self.cost_base

@@ -193,6 +193,7 @@ class SeedbedLoop(TaskWatch):
             return
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
+        after_step = st.after_node_step  # without lanes, every iteration may run a node
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
@@ -226,6 +227,8 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
+                    if after_step is not None:
+                        after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()
                     break
@@ -249,6 +252,8 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
+                if after_step is not None:
+                    after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()
                     break

@@ -157,15 +157,24 @@ def _raise_or_return(outcome: RunOutcome) -> RunResult:
 
 
 def write_run_trace(
-    path: str | Path, loop: SeedbedLoop, config: LoopConfig, failure: BaseException | None
+    path: str | Path,
+    loop: SeedbedLoop,
+    config: LoopConfig,
+    failure: BaseException | None,
+    world: dict[str, Any] | None = None,
 ) -> None:
-    """Write a run's trace file: header, the events it kept, the end line."""
+    """Write a run's trace file: header, the events it kept, the end line.
+
+    `world` adds a simulated world's settings (network, disk, clock configs,
+    a scenario's fault profile) to the header.
+    """
     st = loop._st
     header = {
         "seedbed": VERSION,
         "python": platform.python_version(),
         "seed": loop.seed,
         "options": config.as_dict(),
+        **(world or {}),
     }
     end = {
         "end": st.trace.count,

@@ -8,6 +8,10 @@ operations with `Recorder` (or read a history from a file with
     verdict = linearizable(history, cas_register(), timeout=10)
     assert verdict, verdict.explain()
 
+Assertions inside a run (`always`, `sometimes`, `reachable`,
+`unreachable`) are the oracles code carries with it; each run keeps a catalog
+of them (see `seedbed.check._assertions`).
+
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
 
 Transactional histories (list-append, rw-register) are checked Elle's way
@@ -18,6 +22,7 @@ the dependency graph, a verdict per consistency model:
     assert verdict, verdict.explain()
 """
 
+from seedbed.check._assertions import always, reachable, sometimes, unreachable
 from seedbed.check._history import (
     Event,
     History,
@@ -87,6 +92,7 @@ __all__ = [
     "TxnOutcome",
     "TxnVerdict",
     "Verdict",
+    "always",
     "cas_register",
     "check_transactions",
     "detect_format",
@@ -97,9 +103,12 @@ __all__ = [
     "parse_jsonl",
     "parse_kv_log",
     "parse_txn_history",
+    "reachable",
     "read_history",
     "read_jsonl",
     "read_txn_history",
     "register",
+    "sometimes",
     "txns_from_history",
+    "unreachable",
 ]

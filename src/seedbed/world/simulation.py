@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
 from seedbed.world._identity import NODE
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
+from seedbed.world._params import Params
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Simulation:
         self._disk_config = disk or DiskConfig()
         self._coordinator = FaultCoordinator()
         self._network = self._make_network(network)
+        self.params = Params()  # world parameters; a swarm scenario draws them per seed
+        self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
 
     # -- building the world -------------------------------------------------
 
@@ -205,10 +209,23 @@ class Simulation:
             st.time_limit = to_ns(max_time)
             st.wake_limit = min(st.wake_limit, st.time_limit)
             self._loop._st.config = _with_max_time(st.config, max_time)
+        return self.run_driven(lambda: self._until_clients_return(clients, max_time))
+
+    def run_driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> SimulationResult:
+        """Run until `driver()`, awaited in the world's own context, returns the values.
+
+        A node's failure ends the run first. A `Scenario` drives its phases so.
+        """
+        if asyncio.events._get_running_loop() is not None:
+            raise UsageError(
+                "Simulation.run() was called inside a running event loop (from an async "
+                "function): call it from a plain function taking the seed, or wrap the "
+                "world's setup in a seedbed.Scenario"
+            )
         self._begin()
         failure: BaseException | None = None
         try:
-            values = self._drive(self._until_clients_return(clients, max_time))
+            values = self._drive(self._first_of(driver()))
         except BaseException as exc:
             failure = exc
             divergence = self._loop._st.trace.divergence
@@ -218,12 +235,24 @@ class Simulation:
         finally:
             self._end()
             if self._trace_path is not None:
-                write_run_trace(self._trace_path, self._loop, self._loop._st.config, failure)
+                write_run_trace(
+                    self._trace_path, self._loop, self._loop._st.config, failure, self._header()
+                )
         self._check_replay()
         st = self._loop._st
         return SimulationResult(
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
         )
+
+    def _header(self) -> dict[str, Any]:
+        """The world's configs for the trace header (the loop's options are there already)."""
+        return {
+            "network": self._network.config.as_dict(),
+            "disk": dataclasses.asdict(self._disk_config),
+            "clock": dataclasses.asdict(self._clock),
+            "interleave": self._loop._st.lane_var is not None,
+            **self.trace_header,
+        }
 
     def _read_recording(self, path: str | Path | None) -> TraceFile | None:
         if path is None:

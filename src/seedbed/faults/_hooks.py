@@ -1,0 +1,159 @@
+"""The in-code hooks of a run: buggify, failpoints and the assertion catalog.
+
+Production code keeps these calls, so outside a simulation they must cost
+next to nothing: each starts with one C call (`asyncio._get_running_loop`)
+and a type check, and returns at once unless a seedbed loop is running.
+
+Inside a run the state lives on the loop as one `RunHooks` object, created
+on first use, so a plain `seedbed.run`, a `Simulation` and a `Scenario` all
+record the same way; a scenario configures it before the run starts.
+
+Buggify follows FoundationDB: a run has buggify on or off (off unless asked
+for; on in half of swarm seeds); when on, each call site is enabled or not
+once per run, with probability 0.25, the first time it is reached, and an
+enabled site fires with probability 0.25 each time. Sites are told apart by
+file and line, so two `buggify("slow")` calls in different places are two
+sites. Every decision is a labelled draw on the run's "buggify" stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Generator
+from typing import Any
+
+from seedbed.aio.loop import SeedbedLoop
+from seedbed.errors import SimulatedFailure, UsageError
+
+SITE_ENABLE_PROBABILITY = 0.25
+SITE_FIRE_PROBABILITY = 0.25
+_ATTR = "_seedbed_hooks"
+_running_loop = asyncio._get_running_loop
+
+
+class RunHooks:
+    """One run's buggify switch, failpoint odds, buggify sites and assertion catalog."""
+
+    __slots__ = ("buggify", "catalog", "failpoint_probability", "sites", "stream", "trace")
+
+    def __init__(self, loop: SeedbedLoop) -> None:
+        self.buggify = False
+        self.failpoint_probability = 0.0
+        self.sites: dict[tuple[str, int], bool] = {}  # a lookup, never iterated
+        self.stream = loop.entropy.stream("buggify")
+        self.trace = loop.trace
+        # message -> [kind, evaluated, true, location]; insertion order is run order
+        self.catalog: dict[str, list[Any]] = {}
+
+    def configure(self, *, buggify: bool, failpoint_probability: float) -> None:
+        if not 0.0 <= failpoint_probability <= 1.0:
+            raise UsageError(
+                f"failpoint_probability must be between 0 and 1, got {failpoint_probability!r}"
+            )
+        self.buggify = bool(buggify)
+        self.failpoint_probability = float(failpoint_probability)
+
+    def assertions(self) -> dict[str, dict[str, Any]]:
+        """The catalog as JSON-able data: message -> kind, evaluated, true, location."""
+        return {
+            message: {"kind": kind, "evaluated": evaluated, "true": true, "location": location}
+            for message, (kind, evaluated, true, location) in self.catalog.items()
+        }
+
+
+def hooks_of(loop: SeedbedLoop) -> RunHooks:
+    """The loop's hook state, created (buggify off, no failpoints) on first use."""
+    hooks: RunHooks | None = loop.__dict__.get(_ATTR)
+    if hooks is None:
+        hooks = RunHooks(loop)
+        setattr(loop, _ATTR, hooks)
+    return hooks
+
+
+def current_hooks() -> RunHooks | None:
+    """The running seedbed loop's hook state, or None outside a simulation."""
+    loop = _running_loop()
+    if loop is None or type(loop) is not SeedbedLoop:
+        return None
+    return hooks_of(loop)
+
+
+def caller_location(depth: int = 2) -> str:
+    """'file:line' of the code that called the hook (depth frames up)."""
+    frame = sys._getframe(depth)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def buggify(why: str) -> bool:
+    """True when this call site should misbehave now (simulation with buggify on only).
+
+    Use it to make rare paths common under test: `if seedbed.buggify("slow
+    flush"): await asyncio.sleep(1)`. Outside a simulation, or in one whose
+    buggify is off, it is always False and draws nothing.
+    """
+    loop = _running_loop()
+    if loop is None or type(loop) is not SeedbedLoop:
+        return False
+    hooks = hooks_of(loop)
+    if not hooks.buggify:
+        return False
+    frame = sys._getframe(1)
+    site = (frame.f_code.co_filename, frame.f_lineno)
+    enabled = hooks.sites.get(site)
+    if enabled is None:
+        enabled = hooks.stream.chance(SITE_ENABLE_PROBABILITY, f"buggify site enabled: {why}")
+        hooks.sites[site] = enabled
+    return enabled and hooks.stream.chance(SITE_FIRE_PROBABILITY, f"buggify fires: {why}")
+
+
+class _Ready:
+    """An awaitable that completes at once: what `failpoint` returns when nothing fails."""
+
+    __slots__ = ()
+    __await__ = ().__iter__  # a bound C method: no Python frame per await
+
+
+_READY: Any = _Ready()
+
+
+class _Raise:
+    __slots__ = ("error",)
+
+    def __init__(self, error: SimulatedFailure) -> None:
+        self.error = error
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise self.error
+        yield  # pragma: no cover - makes this a generator
+
+
+def failpoint(why: str) -> Any:
+    """`await seedbed.failpoint(why)`: may raise `SimulatedFailure` inside a simulation.
+
+    The probability is the run's `failpoint_probability` (a `FaultProfile`
+    field; swarm draws it). Outside a simulation it completes at once. The
+    failure is an ordinary exception, not a cancellation: a retry loop should
+    retry on `SimulatedFailure` and let `CancelledError` propagate.
+    """
+    loop = _running_loop()
+    if loop is None or type(loop) is not SeedbedLoop:
+        return _READY
+    hooks = hooks_of(loop)
+    probability = hooks.failpoint_probability
+    if probability and hooks.stream.chance(probability, f"failpoint: {why}"):
+        hooks.trace.emit("failpoint", why)
+        return _Raise(SimulatedFailure(why, caller_location()))
+    return _READY
+
+
+def configure(target: Any, *, buggify: bool = True, failpoint_probability: float = 0.0) -> None:
+    """Turn buggify on (or off) and set the failpoint odds for one run.
+
+    `target` is a `Simulation` or a `SeedbedLoop`, configured before it runs.
+    A `Scenario` does this itself from its fault profile.
+    """
+    loop = getattr(target, "loop", target)
+    if type(loop) is not SeedbedLoop:
+        raise UsageError(f"configure() needs a Simulation or a SeedbedLoop, got {target!r}")
+    hooks_of(loop).configure(buggify=buggify, failpoint_probability=failpoint_probability)

@@ -1,0 +1,164 @@
+"""`FaultProfile`: what pressure a scenario applies, and swarm's way of drawing one.
+
+Rates are per virtual second across the whole world: `crash_per_second=0.1`
+means a crash every ten seconds on average, somewhere. The nemesis turns a
+profile into events (see `_nemesis`); the probabilities act per datagram or
+per `failpoint` call. `FaultProfile()` is no faults at all.
+
+Swarm testing (Groce et al., 2012): one fixed mix of every fault tends to
+mask the bugs a single fault class would expose (constant crashes never let
+a partition bite), so `faults="swarm"` draws a profile per seed: each fault
+class is on with probability one half, at a rate drawn log-uniformly from
+its range. Twenty seeds give twenty different mixes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from seedbed._core import Stream
+from seedbed._core.validate import check_bool, check_positive_int, check_probability, check_seconds
+from seedbed.errors import UsageError
+
+_OWNER = "FaultProfile"
+
+RATE_FIELDS = (
+    "crash_per_second",
+    "bounce_per_second",
+    "partition_per_second",
+    "clog_per_second",
+    "latency_spike_per_second",
+    "stream_stall_per_second",
+    "clock_jump_per_second",
+    "disk_fault_per_second",
+    "client_crash_per_second",
+)
+PROBABILITY_FIELDS = (
+    "datagram_loss_probability",
+    "datagram_duplicate_probability",
+    "failpoint_probability",
+)
+
+# Swarm's ranges, (low, high), drawn log-uniformly when the class is on.
+_SWARM_RATES = {
+    "crash_per_second": (0.02, 0.3),
+    "bounce_per_second": (0.02, 0.3),
+    "partition_per_second": (0.02, 0.5),
+    "clog_per_second": (0.02, 0.5),
+    "latency_spike_per_second": (0.05, 1.0),
+    "stream_stall_per_second": (0.05, 1.0),
+    "clock_jump_per_second": (0.02, 0.3),
+    "disk_fault_per_second": (0.02, 0.3),
+    "client_crash_per_second": (0.01, 0.1),
+}
+_SWARM_PROBABILITIES = {
+    "datagram_loss_probability": (0.001, 0.1),
+    "datagram_duplicate_probability": (0.001, 0.05),
+    "failpoint_probability": (0.001, 0.05),
+}
+
+
+@dataclass(frozen=True)
+class FaultProfile:
+    """Rates of world faults and odds of in-code ones. Validated on construction.
+
+    - `crash_per_second`: a running host crashes and stays down for a drawn
+      downtime (exponential, mean `downtime_mean`), then restarts.
+    - `bounce_per_second`: a host crashes and restarts at once.
+    - `partition_per_second`: one of three cuts, drawn: one node isolated,
+      random halves, or a one-way cut of a pair; repaired after a drawn time
+      (mean `fault_duration_mean`).
+    - `clog_per_second`: a pair's links hold their traffic (queued, in order)
+      for a drawn time, then deliver it.
+    - `latency_spike_per_second`: every link of one node holds its traffic
+      for a short drawn time (up to half a second): a node turns slow.
+    - `stream_stall_per_second`: one direction of one pair stalls as TCP does
+      when packets are lost: the bytes still arrive, in order, after a
+      retransmission delay (0.2 s doubled up to five times).
+    - `clock_jump_per_second`: a node's wall clock jumps forward or back by up
+      to ten seconds (its monotonic clock never does).
+    - `disk_fault_per_second`: for a drawn time one node's disk fails reads,
+      writes and fsyncs one time in five, on top of its `DiskConfig`.
+    - `client_crash_per_second`: a client crashes and restarts after a
+      drawn downtime, running its main again from the start.
+    - `datagram_loss_probability`, `datagram_duplicate_probability`: per
+      datagram, combined with the `NetworkConfig`'s.
+    - `failpoint_probability`: the chance that `await failpoint(why)` raises.
+    - `buggify`: whether `buggify(why)` call sites may fire in this run.
+    - `max_down`: the most nodes down (crashed, or cut off by isolation) at
+      once; None means a minority (fewer than half the nodes).
+    """
+
+    crash_per_second: float = 0.0
+    bounce_per_second: float = 0.0
+    partition_per_second: float = 0.0
+    clog_per_second: float = 0.0
+    latency_spike_per_second: float = 0.0
+    stream_stall_per_second: float = 0.0
+    clock_jump_per_second: float = 0.0
+    disk_fault_per_second: float = 0.0
+    client_crash_per_second: float = 0.0
+    datagram_loss_probability: float = 0.0
+    datagram_duplicate_probability: float = 0.0
+    failpoint_probability: float = 0.0
+    buggify: bool = False
+    max_down: int | None = None
+    downtime_mean: float = 2.0
+    fault_duration_mean: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name in RATE_FIELDS:
+            _check_rate(name, getattr(self, name))
+        for name in PROBABILITY_FIELDS:
+            check_probability(_OWNER, name, getattr(self, name))
+        check_bool(_OWNER, "buggify", self.buggify)
+        if self.max_down is not None:
+            check_positive_int(_OWNER, "max_down", self.max_down)
+        for name in ("downtime_mean", "fault_duration_mean"):
+            check_seconds(_OWNER, name, getattr(self, name), allow_zero=False)
+
+    @property
+    def total_rate(self) -> float:
+        """World fault events per virtual second, all classes together."""
+        return float(sum(getattr(self, name) for name in RATE_FIELDS))
+
+    def rates(self) -> list[tuple[str, float]]:
+        """The fault classes that are on, with their rates, in a fixed order."""
+        return [(name, getattr(self, name)) for name in RATE_FIELDS if getattr(self, name) > 0]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name: JSON-able, for trace headers and failure reports."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FaultProfile:
+        known = {field.name for field in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+def _check_rate(name: str, value: object) -> None:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and value >= 0):  # type: ignore[arg-type,operator]
+        raise UsageError(
+            f"{_OWNER}.{name} must be a finite number of events per second >= 0, got {value!r}"
+        )
+
+
+def draw_swarm(stream: Stream) -> FaultProfile:
+    """One seed's profile: each fault class on with probability one half.
+
+    Every draw is labelled, so the trace says which classes this seed runs.
+    """
+    settings: dict[str, Any] = {}
+    for name, (low, high) in (*_SWARM_RATES.items(), *_SWARM_PROBABILITIES.items()):
+        if stream.chance(0.5, f"swarm: {name} on"):
+            settings[name] = _log_uniform(stream, low, high, f"swarm: {name}")
+    settings["buggify"] = stream.chance(0.5, "swarm: buggify on")
+    return FaultProfile(**settings)
+
+
+def _log_uniform(stream: Stream, low: float, high: float, reason: str) -> float:
+    value = math.exp(stream.uniform(math.log(low), math.log(high), reason))
+    return float(f"{value:.4g}")  # short in reports; the same on every platform

@@ -1,0 +1,107 @@
+"""Continuous invariants and liveness predicates, checked by the loop's step hook.
+
+Invariants are checked after every loop iteration in which a node's code ran
+(every `invariant_interval`-th such iteration, if set higher), so a failure
+names the step and virtual time at which the property first broke. A false
+invariant is recorded with the loop, which stops at the end of that
+iteration. During the liveness phase the same hook checks whether every
+liveness predicate has become true.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from seedbed.aio.loop import SeedbedLoop
+from seedbed.errors import InvariantViolation
+
+Predicate = Callable[[], Any]
+
+
+def name_of(predicate: Predicate) -> str:
+    return getattr(predicate, "__qualname__", None) or repr(predicate)
+
+
+def location_of(predicate: Predicate) -> str | None:
+    code = getattr(predicate, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+
+
+def evaluate(predicate: Predicate) -> str | None:
+    """None while the property holds; else why not (an AssertionError's message)."""
+    try:
+        holds = predicate()
+    except AssertionError as exc:
+        return str(exc) or "assertion failed"
+    return None if holds else "returned false"
+
+
+class Oracles:
+    """The step hook of one scenario run."""
+
+    def __init__(
+        self,
+        loop: SeedbedLoop,
+        invariants: Sequence[Predicate],
+        liveness: Sequence[Predicate],
+        interval: int,
+    ) -> None:
+        self._loop = loop
+        self._invariants = list(invariants)
+        self._liveness = list(liveness)
+        self._interval = interval
+        self._countdown = interval
+        self._live: asyncio.Future[None] | None = None
+
+    def __call__(self) -> None:
+        if self._invariants:
+            self._countdown -= 1
+            if self._countdown <= 0:
+                self._countdown = self._interval
+                self.check_invariants()
+        if self._live is not None:
+            self._check_liveness()
+
+    def check_invariants(self) -> None:
+        """Evaluate every invariant once; the first that breaks fails the run."""
+        for invariant in self._invariants:  # the hot path: no helper calls while all hold
+            try:
+                if invariant():
+                    continue
+                why = "returned false"
+            except AssertionError as exc:
+                why = str(exc) or "assertion failed"
+            except Exception as exc:  # an invariant that crashes is a broken invariant
+                why = f"raised {type(exc).__name__}: {exc}"
+            self._broke(invariant, why)
+            return
+
+    def _broke(self, invariant: Predicate, why: str) -> None:
+        error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
+        error.location = location_of(invariant)  # type: ignore[attr-defined]
+        self._loop.trace.emit("invariant broke", name_of(invariant))
+        self._invariants = []  # the first break is the one reported
+        self._loop._record_failure(error)
+
+    def _check_liveness(self) -> None:
+        live = self._live
+        if live is not None and not live.done() and not self.still_false():
+            live.set_result(None)
+
+    def still_false(self) -> list[str]:
+        """The liveness predicates that do not hold now, with why."""
+        false = []
+        for predicate in self._liveness:
+            why = evaluate(predicate)
+            if why is not None:
+                false.append(f"{name_of(predicate)} ({why})")
+        return false
+
+    def liveness_reached(self) -> asyncio.Future[None]:
+        """A future done once every liveness predicate holds at once."""
+        self._live = self._loop.create_future()
+        if not self.still_false():
+            self._live.set_result(None)
+        return self._live

@@ -1,0 +1,367 @@
+"""`Scenario`: a world, the pressure on it, its budget and its oracles, run by seed.
+
+One run of a scenario under a seed:
+
+1. a fresh `Simulation` is made from the world options (with a fault
+   profile's datagram odds added to the network's); `setup(sim)` builds the
+   world on it (hosts, clients, `sim.params`);
+2. fault phase: the workload runs while the nemesis injects the profile's
+   faults, for `duration` virtual seconds or until every client has
+   returned, whichever is first;
+3. liveness phase (only with `liveness` predicates): no new faults, every
+   fault ended (partitions repaired, holds released, crashed nodes
+   restarted), then every predicate must hold within `liveness_timeout`
+   virtual seconds, else `LivenessFailure` naming those still false.
+
+Invariants are checked continuously (see `_oracles`). A run is bounded by a
+budget: virtual time (the phases plus a margin) and steps (`max_steps`), so a
+livelocked world ends in `BudgetExceeded`, never a hang.
+
+Every failure of a scenario run is a `SimulationFailure` carrying a
+`FailureReport` (`error.report`); an exception from user code that nothing
+caught becomes `InvariantViolation` (an `AssertionError`) or `UncaughtError`
+(anything else), with the original as its cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedbed._core import Entropy, Trace
+from seedbed._core.validate import check_positive_int, check_seconds
+from seedbed.aio._state import LoopConfig
+from seedbed.errors import (
+    InvariantViolation,
+    LivenessFailure,
+    SimulationFailure,
+    UncaughtError,
+    UsageError,
+)
+from seedbed.faults._hooks import hooks_of
+from seedbed.faults._nemesis import Nemesis
+from seedbed.faults._profile import FaultProfile, draw_swarm
+from seedbed.net import NetworkConfig
+from seedbed.scenario._oracles import Oracles, location_of, name_of
+from seedbed.scenario._report import LAST_EVENTS, FailureReport, describe_events, user_location
+from seedbed.world import Simulation
+from seedbed.world._params import Params
+
+DEFAULT_MAX_STEPS = 20_000_000  # ~a minute of wall time for a busy world
+_WORLD_OPTIONS = frozenset({"clock", "network", "disk", "interleave"}) | frozenset(
+    LoopConfig().as_dict()
+)
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """One passing run of a scenario: what the clients returned, and what was tried."""
+
+    seed: int
+    scenario: str
+    values: dict[str, Any]
+    trace_hash: str
+    steps: int
+    virtual_time: float
+    profile: dict[str, Any] | None  # the fault profile in force (drawn, under swarm)
+    faults: dict[str, dict[str, int]]  # per fault class: injected, effective
+    assertions: dict[str, dict[str, Any]]  # the assertion catalog
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class Scenario:
+    """A named test of a world: `setup(sim)` builds it; `run(seed)` runs it once."""
+
+    def __init__(
+        self,
+        name: str,
+        setup: Callable[[Simulation], Any],
+        faults: FaultProfile | str | None = None,
+        duration: float = 30.0,
+        invariants: Sequence[Callable[[], Any]] = (),
+        liveness: Sequence[Callable[[], Any]] = (),
+        liveness_timeout: float = 30.0,
+        *,
+        invariant_interval: int = 1,
+        **world_options: Any,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise UsageError(f"Scenario.name must be a non-empty string, got {name!r}")
+        if not callable(setup):
+            raise UsageError(
+                f"Scenario.setup must be a function taking the Simulation, got {setup!r}"
+            )
+        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile)):
+            raise UsageError(
+                f'Scenario.faults must be None, a FaultProfile or "swarm", got {faults!r}'
+            )
+        check_seconds("Scenario", "duration", duration, allow_zero=False)
+        check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
+        check_positive_int("Scenario", "invariant_interval", invariant_interval)
+        for kind, predicates in (("invariants", invariants), ("liveness", liveness)):
+            if isinstance(predicates, str) or not all(callable(p) for p in predicates):
+                raise UsageError(
+                    f"Scenario.{kind} must be zero-argument callables, got {predicates!r}"
+                )
+        unknown = sorted(set(world_options) - _WORLD_OPTIONS)
+        if unknown:
+            raise UsageError(
+                f"unknown Scenario world option {unknown[0]!r}; world options are "
+                f"{', '.join(sorted(_WORLD_OPTIONS))}"
+            )
+        self.name = name
+        self.setup = setup
+        self.faults = faults
+        self.duration = float(duration)
+        self.invariants = tuple(invariants)
+        self.liveness = tuple(liveness)
+        self.liveness_timeout = float(liveness_timeout)
+        self.invariant_interval = invariant_interval
+        self.world_options = world_options
+        self._module = sys._getframe(1).f_globals.get("__name__")  # to name it in replays
+        self.target: str | None = None  # set by whoever resolved it by name (the CLI)
+
+    def __repr__(self) -> str:
+        return f"<Scenario {self.name!r}>"
+
+    @property
+    def budget_time(self) -> float:
+        """The virtual-time budget: the phases plus a margin (10%, at least 5 s)."""
+        phases = self.duration + (self.liveness_timeout if self.liveness else 0.0)
+        return phases + max(5.0, phases * 0.1)
+
+    def run(self, seed: int, *, trace: str | Path | None = None) -> ScenarioResult:
+        """Run once under `seed`. Raises the failure (with its report) if the run fails."""
+        result, error = self.execute(seed, trace=trace)
+        if error is not None:
+            raise error
+        assert result is not None
+        return result
+
+    def execute(
+        self,
+        seed: int,
+        *,
+        trace: str | Path | None = None,
+        replay: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        recording: str | Path | None = None,
+    ) -> tuple[ScenarioResult | None, SimulationFailure | None]:
+        """Run once; return (result, None) or (None, failure with its report).
+
+        `overrides` replace world options for this run (the CLI's budgets);
+        `recording` checks the run against a recorded trace (`Nondeterminism`
+        at the first difference). Usage errors (a broken setup call, bad
+        options) still raise.
+        """
+        from seedbed._target import scenario_replay
+
+        command = replay or scenario_replay(self, seed, overrides)
+        world = dict(overrides or {})
+        if recording is not None:
+            world["replay"] = recording
+        run = _Run(self, seed, trace, command, world)
+        try:
+            return run.go(), None
+        except UsageError:
+            raise
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            return None, run.failure(exc)
+
+    def replay_events(
+        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = LAST_EVENTS
+    ) -> list[str]:
+        """The last `keep` trace events of this seed's run, re-run to collect them.
+
+        A run keeps no events (that would slow every passing seed), so a failure
+        runs its seed once more, keeping only the last `keep`.
+        """
+        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep)
+        try:
+            run.go()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:
+            pass
+        return describe_events(run.events())
+
+
+class _Run:
+    """One seed of one scenario: the world, its nemesis and its oracles."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        trace: str | Path | None,
+        replay: str,
+        overrides: dict[str, Any],
+        keep_events: int = 0,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.overrides = overrides
+        self.profile = self._profile(seed)
+        self.sim = self._make_world(seed, trace)
+        self.sim.loop._st.replay = replay
+        self.replay = replay
+        self.nemesis: Nemesis | None = None
+        if keep_events:
+            from collections import deque
+
+            trace_object = self.sim.loop.trace
+            trace_object.events = deque(maxlen=keep_events)  # type: ignore[assignment]
+            trace_object.quiet = False
+        self.oracles = Oracles(
+            self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
+        )
+
+    def _profile(self, seed: int) -> FaultProfile | None:
+        faults = self.scenario.faults
+        if faults == "swarm":  # its own stream, independent of the run's draws
+            return draw_swarm(Entropy(seed, Trace()).stream("swarm"))
+        return faults if isinstance(faults, FaultProfile) else None
+
+    def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:
+        options = {**self.scenario.world_options, **self.overrides}
+        options.setdefault("max_time", self.scenario.budget_time)
+        options.setdefault("max_steps", DEFAULT_MAX_STEPS)
+        profile = self.profile
+        if profile is not None and (
+            profile.datagram_loss_probability or profile.datagram_duplicate_probability
+        ):
+            base = options.get("network") or NetworkConfig()
+            options["network"] = dataclasses.replace(
+                base,
+                loss_probability=_either(base.loss_probability, profile.datagram_loss_probability),
+                duplicate_probability=_either(
+                    base.duplicate_probability, profile.datagram_duplicate_probability
+                ),
+            )
+        sim = Simulation(seed, trace=trace, **options)
+        profile_data = profile.as_dict() if profile is not None else None
+        sim.trace_header.update({"scenario": self.scenario.name, "profile": profile_data})
+        sim.loop.trace.emit(
+            "scenario", self.scenario.name, json.dumps(profile_data, sort_keys=True)
+        )
+        if self.scenario.faults == "swarm":
+            sim.params = Params(sim.loop.entropy.stream("swarm params"))
+        if profile is not None:
+            hooks_of(sim.loop).configure(
+                buggify=profile.buggify, failpoint_probability=profile.failpoint_probability
+            )
+        return sim
+
+    def go(self) -> ScenarioResult:
+        sim = self.sim
+        self.scenario.setup(sim)
+        sim.trace_header["params"] = dict(sim.params.drawn)
+        sim.loop._st.after_node_step = self.oracles
+        if self.profile is not None:
+            self.nemesis = Nemesis(sim, self.profile, sim.loop.entropy.stream("nemesis"))
+        result = sim.run_driven(self._phases)
+        return ScenarioResult(
+            seed=self.seed,
+            scenario=self.scenario.name,
+            values=result.values,
+            trace_hash=result.trace_hash,
+            steps=result.steps,
+            virtual_time=result.virtual_time,
+            profile=self.profile.as_dict() if self.profile is not None else None,
+            faults=self._faults(),
+            assertions=hooks_of(sim.loop).assertions(),
+            params=dict(sim.params.drawn),
+        )
+
+    async def _phases(self) -> dict[str, Any]:
+        sim, scenario = self.sim, self.scenario
+        clients = [node for node in sim.nodes.all() if node.kind == "client"]
+        self.oracles.check_invariants()  # the world as setup built it
+        if self.nemesis is not None:
+            self.nemesis.start()
+        if clients:
+            await asyncio.wait([node.result for node in clients], timeout=scenario.duration)
+        else:
+            await asyncio.sleep(scenario.duration)
+        if scenario.liveness:
+            await self._liveness_phase()
+        return {node.name: node.result.result() for node in clients if node.result.done()}
+
+    async def _liveness_phase(self) -> None:
+        sim = self.sim
+        sim.loop.trace.emit("scenario", "liveness phase")
+        if self.nemesis is not None:
+            self.nemesis.stop()
+        sim.heal()
+        for node in sim.nodes.all():
+            if not node.up and not (node.kind == "client" and node.result.done()):
+                sim.restart(node.name)
+        reached = self.oracles.liveness_reached()
+        done, _ = await asyncio.wait([reached], timeout=self.scenario.liveness_timeout)
+        if not done:
+            still = self.oracles.still_false()
+            error = LivenessFailure(
+                f"liveness: {len(still)} propert{'y' if len(still) == 1 else 'ies'} still false "
+                f"{self.scenario.liveness_timeout:g}s after the faults stopped: {'; '.join(still)}"
+            )
+            first = next(p for p in self.scenario.liveness if name_of(p) in still[0])
+            error.location = location_of(first)  # type: ignore[attr-defined]
+            raise error
+
+    def _budgets(self) -> dict[str, Any]:
+        return {key: value for key, value in self.overrides.items() if key != "replay"}
+
+    def _faults(self) -> dict[str, dict[str, int]]:
+        return dict(self.nemesis.counts) if self.nemesis is not None else {}
+
+    def events(self) -> list[Any]:
+        return list(self.sim.loop.trace.events or [])
+
+    def failure(self, exc: BaseException) -> SimulationFailure:
+        """The run's failure as a `SimulationFailure` with its report."""
+        error = _as_failure(exc)
+        if error.context is None:
+            error.context = self.sim.loop.run_context()
+        context = error.context
+        error.report = FailureReport(
+            scenario=self.scenario.name,
+            seed=self.seed,
+            step=context.step,
+            virtual_time=context.virtual_time_ns / 1e9,
+            profile=self.profile.as_dict() if self.profile is not None else None,
+            params=dict(self.sim.params.drawn),
+            faults=self._faults(),
+            assertions=hooks_of(self.sim.loop).assertions(),
+            location=user_location(error),
+            last_events=self.scenario.replay_events(self.seed, self._budgets()),
+            replay=self.replay,
+        )
+        return error
+
+
+def _as_failure(exc: BaseException) -> SimulationFailure:
+    if isinstance(exc, SimulationFailure):
+        return exc
+    notes = [n for n in getattr(exc, "__notes__", []) if not n.startswith("  seed=")]
+    if isinstance(exc, AssertionError):
+        error: SimulationFailure = InvariantViolation(str(exc) or "assertion failed")
+    else:
+        error = UncaughtError(exc)
+    error.__cause__ = exc
+    error.location = user_location(exc)  # type: ignore[attr-defined]
+    for note in notes:
+        error.add_note(note)
+    return error
+
+
+def _either(p: float, q: float) -> float:
+    """The chance that at least one of two independent events happens."""
+    return 1.0 - (1.0 - p) * (1.0 - q)

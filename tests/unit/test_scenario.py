@@ -1,0 +1,237 @@
+"""Scenarios: phases, continuous invariants, liveness, budgets, swarm, reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.unit import _scenarios
+
+import seedbed
+from seedbed import (
+    BudgetExceeded,
+    FaultProfile,
+    InvariantViolation,
+    LivenessFailure,
+    Scenario,
+    ScenarioResult,
+    Simulation,
+    UncaughtError,
+    UsageError,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+TARGETS = "tests/unit/_scenarios.py"
+
+
+def test_a_calm_scenario_returns_the_clients_values_and_its_catalog() -> None:
+    result = _scenarios.calm.run(seed=1)
+    assert isinstance(result, ScenarioResult)
+    assert result.values == {"a": 10, "b": 10}
+    assert result.scenario == "calm" and result.seed == 1
+    assert result.profile is None and result.faults == {}
+    assert 5.0 < result.virtual_time < 6.0  # the clients returned: the run ended early
+    assert result.steps > 0 and len(result.trace_hash) == 16
+    assert result.assertions == {}  # nothing failed, so no `sometimes` ran
+    json.dumps([result.profile, result.faults, result.assertions])  # JSON-able
+
+
+def test_the_same_seed_gives_the_same_result_and_another_seed_another_hash() -> None:
+    first, again = _scenarios.stormy.run(seed=4), _scenarios.stormy.run(seed=4)
+    assert first == again
+    assert _scenarios.stormy.run(seed=5).trace_hash != first.trace_hash
+
+
+def test_an_invariant_is_checked_continuously_and_names_the_step_it_broke_at() -> None:
+    with pytest.raises(InvariantViolation) as info:
+        _scenarios.flapping.run(seed=0)
+    error = info.value
+    assert "invariant value_not_negative broke: value went negative: -1" in error.message
+    assert error.context is not None
+    assert 3.0 <= error.context.virtual_time_ns / 1e9 < 3.01  # at the break, not at the end
+    assert error.report.location.endswith(
+        "_scenarios.py:" + _first_line(_scenarios.value_not_negative)
+    )
+
+
+def _first_line(func: object) -> str:
+    return str(func.__code__.co_firstlineno)  # type: ignore[attr-defined]
+
+
+def test_the_invariant_interval_knob_thins_the_checks() -> None:
+    thinned = Scenario(
+        "thin",
+        _scenarios.broken_at_three_seconds,
+        invariants=[_scenarios.value_not_negative],
+        invariant_interval=1000,
+    )
+    assert thinned.run(seed=0).values == {"flapper": "done"}  # the one-second break slips through
+    with pytest.raises(UsageError, match=r"Scenario.invariant_interval must be an int >= 1, got 0"):
+        Scenario("x", _scenarios.echo_world, invariant_interval=0)
+
+
+def test_liveness_failure_names_only_the_predicates_still_false() -> None:
+    with pytest.raises(LivenessFailure) as info:
+        _scenarios.stuck.run(seed=0)
+    message = info.value.message
+    assert "1 property still false 5s after the faults stopped: never_ready (returned false)" in (
+        message
+    )
+    assert "ready (" not in message.replace("never_ready (", "")
+
+
+def test_the_liveness_phase_heals_the_world_so_a_crashed_server_answers_again() -> None:
+    answered = Scenario(
+        "heals",
+        _scenarios.echo_world,
+        faults=FaultProfile(crash_per_second=2.0, downtime_mean=1000.0, max_down=1),
+        duration=3.0,
+        liveness=[lambda: _scenarios.state["answers"] >= 1],
+        liveness_timeout=30.0,
+    )
+    result = answered.run(seed=2)
+    assert result.faults["crash"]["injected"] >= 1  # down "for 1000 s" but restarted by the heal
+
+
+def test_a_livelocked_world_ends_in_budget_exceeded_not_a_hang() -> None:
+    with pytest.raises(BudgetExceeded, match="max_steps=20000") as info:
+        _scenarios.livelock.run(seed=0)
+    assert info.value.report is not None
+    assert info.value.report.replay.endswith("--seed 0")
+
+
+def test_the_default_budget_is_the_phases_plus_a_margin() -> None:
+    scenario = Scenario("s", _scenarios.echo_world, duration=30.0, liveness=[bool],
+                        liveness_timeout=20.0)  # fmt: skip
+    assert scenario.budget_time == 55.0
+    assert Scenario("s", _scenarios.echo_world, duration=100.0).budget_time == 110.0
+
+
+def test_an_uncaught_exception_becomes_uncaught_error_with_the_original_as_cause() -> None:
+    with pytest.raises(UncaughtError) as info:
+        _scenarios.uncaught.run(seed=0)
+    assert isinstance(info.value.__cause__, KeyError)
+    assert info.value.message == "KeyError: 'missing'"
+    assert info.value.report.location.endswith(
+        f"_scenarios.py:{int(_first_line(_scenarios.crashing_world)) + 3}"
+    )
+
+
+def test_the_failure_report_reads_as_documented() -> None:
+    with pytest.raises(InvariantViolation) as info:
+        _scenarios.flapping.run(seed=0)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "invariant value_not_negative broke: value went negative: -1"
+    assert lines[1].startswith("  seed=0 scenario=flapping step=")
+    assert " t=3.00" in lines[1]
+    line = _first_line(_scenarios.value_not_negative)
+    assert lines[2] == f"  at: tests/unit/_scenarios.py:{line}"  # relative to the directory
+    assert lines[3] == "  fault profile: no faults"
+    assert lines[4] == "  last 9 events:"  # the whole run was nine events
+    assert lines[5] == "    task 1 flapper#1 _run_main"
+    assert lines[12] == "    t=3.000001s"
+    assert lines[13] == "    invariant broke value_not_negative"
+    assert lines[-1] == "  replay: seedbed run tests.unit._scenarios:flapping --seed 0"
+
+
+def test_a_swarm_failure_report_shows_the_drawn_profile_and_the_faults_injected() -> None:
+    for seed in range(40):
+        result, error = _scenarios.swarm.execute(seed)
+        if result is not None and result.faults:
+            break
+    assert result is not None and result.profile is not None
+    failing = Scenario("swarm_fails", _scenarios.echo_world, faults="swarm", duration=20.0,
+                       invariants=[lambda: _scenarios.state["answers"] < 3])  # fmt: skip
+    _, error = failing.execute(seed)
+    assert error is not None and error.report.profile == result.profile
+    text = str(error)
+    assert "  fault profile: " in text and "no faults" not in text
+    assert f"world parameters: replicas={result.params['replicas']}" in text
+
+
+def test_swarm_draws_at_least_fifteen_distinct_profiles_in_twenty_seeds() -> None:
+    profiles = set()
+    for seed in range(20):
+        result, error = _scenarios.swarm.execute(seed)
+        profile = result.profile if result is not None else error.report.profile  # type: ignore[union-attr]
+        profiles.add(json.dumps(profile, sort_keys=True))
+    assert len(profiles) >= 15
+
+
+def test_swarm_draws_world_parameters_and_plain_runs_take_the_defaults() -> None:
+    assert _scenarios.calm.run(seed=0).params == {"replicas": 1}
+    drawn = {_scenarios.swarm.run(seed=seed).params["replicas"] for seed in range(12)}
+    assert drawn == {1, 2, 3}
+
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, {repo!r})
+from tests.unit import _scenarios
+r = _scenarios.swarm.run(seed=7)
+print(json.dumps([r.trace_hash, r.steps, r.values, r.profile, r.faults], sort_keys=True))
+"""
+
+
+def test_a_swarm_seed_replays_in_fresh_processes_under_different_hash_seeds() -> None:
+    outputs = []
+    for hash_seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", _CHILD.format(repo=str(REPO))],
+            env=env, capture_output=True, text=True, check=True, cwd=REPO,
+        )  # fmt: skip
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].startswith('["')
+
+
+def test_the_trace_header_records_the_world_configs_and_the_profile(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    scenario = Scenario("traced", _scenarios.echo_world, faults="swarm", duration=5.0,
+                        network=seedbed.NetworkConfig(latency_mean=0.002))  # fmt: skip
+    result = scenario.run(seed=3, trace=path)
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["network"]["latency_mean"] == 0.002
+    assert header["disk"]["sector_size"] == 512
+    assert header["clock"] == {"offset_max": 0.0, "drift_max": 0.0}
+    assert header["scenario"] == "traced"
+    assert header["profile"] == result.profile
+    assert header["params"] == result.params
+
+
+def test_a_plain_simulation_trace_header_records_its_configs_too(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+
+    async def work() -> None:
+        pass
+
+    sim = Simulation(seed=1, trace=path, disk=seedbed.DiskConfig(read_error_probability=0.5))
+    sim.client("c", work)
+    sim.run()
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["disk"]["read_error_probability"] == 0.5
+    assert "network" in header and "clock" in header
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": ""}, "Scenario.name must be a non-empty string, got ''"),
+        ({"setup": 3}, "Scenario.setup must be a function taking the Simulation, got 3"),
+        ({"faults": "chaos"}, 'Scenario.faults must be None, a FaultProfile or "swarm"'),
+        ({"duration": -1}, "Scenario.duration must be a finite number of seconds > 0, got -1"),
+        ({"invariants": [1]}, "Scenario.invariants must be zero-argument callables"),
+        ({"netwrk": None}, "unknown Scenario world option 'netwrk'"),
+    ],
+)
+def test_bad_scenario_settings_are_refused_in_one_line(
+    kwargs: dict[str, object], message: str
+) -> None:
+    settings: dict[str, object] = {"name": "s", "setup": _scenarios.echo_world, **kwargs}
+    with pytest.raises(UsageError) as info:
+        Scenario(**settings)  # type: ignore[arg-type]
+    assert message in str(info.value) and "\n" not in str(info.value)
