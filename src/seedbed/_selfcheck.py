@@ -4,7 +4,13 @@ Determinism inside one process proves little: module-level caches, import
 order and hash randomization all differ between processes. So each run here
 is a new interpreter started through the `seedbed run` command (which fixes
 the string-hash seed), and their trace files are compared event by event when
-the hashes differ.
+the hashes differ. The value each run returned is compared too, by digest.
+
+Fresh processes running one command allocate identically, so an order set by
+memory addresses (a set of coroutines or plain futures) comes out the same in
+each and would pass. So before its run, process k allocates and frees a
+k-dependent pattern of objects: the runs see different heaps, as runs in a
+long sweep do.
 """
 
 from __future__ import annotations
@@ -24,9 +30,24 @@ from seedbed._hashseed import fixed_env
 from seedbed._target import describe
 from seedbed.errors import Nondeterminism, RunContext, UsageError
 
+_CHILD = "from seedbed._selfcheck import child_main; child_main()"
+_padding: list[object] = []  # kept alive for the child's whole run
 
-def _run_fresh(target: str, seed: int, trace: Path, extra: list[str]) -> dict[str, Any]:
-    command = [sys.executable, "-m", "seedbed", "run", target, "--seed", str(seed)]
+
+def child_main() -> None:
+    """`python -c _CHILD PAD seedbed-args...`: pad the heap, then be `seedbed`."""
+    from seedbed.cli import main
+
+    pad = int(sys.argv[1])
+    for size in range(0, 520, 8):  # every small-object size class
+        batch = [bytes(size) for _ in range(pad * 3 + size % 5)]
+        _padding.extend(batch[::2])  # keep every other one: holes, as a busy heap has
+    sys.argv = ["seedbed", *sys.argv[2:]]
+    main()
+
+
+def _run_fresh(target: str, seed: int, trace: Path, extra: list[str], pad: int) -> dict[str, Any]:
+    command = [sys.executable, "-c", _CHILD, str(pad), "run", target, "--seed", str(seed)]
     command += ["--trace", str(trace), "--json", *extra]
     done = subprocess.run(command, capture_output=True, text=True, env=fixed_env(), check=False)
     lines = done.stdout.strip().splitlines()
@@ -61,7 +82,8 @@ def check_determinism(
     """Run `main` under `seed` in `runs` fresh processes; return the common trace hash.
 
     `main` must be importable by name (a module-level async function). On a
-    difference, raises `Nondeterminism` naming the first divergent event.
+    difference of trace hash or of result, raises `Nondeterminism` naming the
+    first divergent event or the two results.
     """
     target = describe(main)
     if target is None:
@@ -75,16 +97,33 @@ def check_determinism(
         extra += ["--max-time", str(max_time)]
     with tempfile.TemporaryDirectory(prefix="seedbed-selfcheck-") as folder:
         paths = [Path(folder) / f"run{i}.jsonl" for i in range(runs)]
-        outcomes = [_run_fresh(target, seed, path, extra) for path in paths]
-        hashes = [outcome["trace_hash"] for outcome in outcomes]
+        outcomes = [_run_fresh(target, seed, path, extra, k) for k, path in enumerate(paths)]
         for index in range(1, runs):
-            if hashes[index] != hashes[0]:
-                detail = _first_difference(read_trace(paths[0]), read_trace(paths[index]))
-                replay = f"seedbed run {target} --seed {seed}"
+            difference = _difference(outcomes[0], outcomes[index], paths[0], paths[index])
+            if difference is not None:
                 raise Nondeterminism(
-                    f"seed {seed} gave trace hash {hashes[0]} in process 1 but "
-                    f"{hashes[index]} in process {index + 1} (pid {os.getpid()} started both); "
-                    f"{detail}",
-                    RunContext(seed, 0, 0, replay),
+                    f"seed {seed} gave {difference[0]} in process 1 but {difference[1]} in "
+                    f"process {index + 1} (pid {os.getpid()} started both); {difference[2]}",
+                    RunContext(seed, 0, 0, f"seedbed run {target} --seed {seed}"),
                 )
-    return str(hashes[0])
+    return str(outcomes[0]["trace_hash"])
+
+
+def _difference(
+    first: dict[str, Any], other: dict[str, Any], first_trace: Path, other_trace: Path
+) -> tuple[str, str, str] | None:
+    """(what run 1 gave, what the other gave, the detail), or None if they agree."""
+    if first["trace_hash"] != other["trace_hash"]:
+        detail = _first_difference(read_trace(first_trace), read_trace(other_trace))
+        return f"trace hash {first['trace_hash']}", f"trace hash {other['trace_hash']}", detail
+    if first.get("result_digest") != other.get("result_digest"):
+        detail = (
+            "the same events returned different results\n"
+            f"  recorded: {first.get('value')}\n  actual:   {other.get('value')}"
+        )
+        return (
+            f"result {first.get('result_digest')}",
+            f"result {other.get('result_digest')}",
+            detail,
+        )
+    return None

@@ -184,6 +184,13 @@ class TargetOutcome:
     location: str | None = None
 
     @property
+    def result_digest(self) -> str | None:
+        """A stable digest of the value returned (None for a failed run)."""
+        from seedbed.aio._digest import result_digest
+
+        return None if self.error is not None else result_digest(self.value)
+
+    @property
     def status(self) -> str:
         return "pass" if self.error is None else "fail"
 
@@ -204,6 +211,7 @@ class TargetOutcome:
             "profile": self.profile,
             "faults": self.faults,
             "assertions": self.assertions,
+            "result_digest": self.result_digest,
         }
 
 

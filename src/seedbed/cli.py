@@ -123,6 +123,7 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
             "virtual_time": outcome.virtual_time,
             "value": None if error else _describe_value(outcome.value),
             "failure": summarize(error) if error else None,
+            "result_digest": outcome.result_digest,
         }
         if outcome.kind != "program":
             record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,

@@ -41,7 +41,9 @@ def test_hex_seeds_are_the_same_seeds() -> None:
     decimal = json.loads(seedbed("run", RACE, "--seed", "12648430", "--json").stdout)
     hexadecimal = json.loads(seedbed("run", RACE, "--seed", "0xC0FFEE", "--json").stdout)
     assert decimal == hexadecimal
-    assert set(decimal) == {"seed", "trace_hash", "steps", "virtual_time", "value", "failure"}
+    assert set(decimal) == {
+        *("seed", "trace_hash", "steps", "virtual_time", "value", "failure", "result_digest")
+    }
 
 
 def test_a_recorded_run_replays_and_a_damaged_trace_is_refused(tmp_path: Path) -> None:

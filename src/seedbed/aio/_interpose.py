@@ -44,7 +44,7 @@ import types
 import uuid
 from typing import Any, Self
 
-from seedbed.aio import _escapes
+from seedbed.aio import _escapes, _ordering
 from seedbed.aio._host import InterposeHost
 from seedbed.errors import UsageError
 
@@ -288,6 +288,7 @@ def _build_replacements() -> None:
         # `random.seed` is a method bound to `random._inst` at import time.
         (random.seed, types.MethodType(_seed, random._inst)),
         *_escapes.patched_escapes(),
+        *_ordering.patched_functions(),
     ]
     for original, fake in pairs:
         _replacements[id(original)] = (original, fake)

@@ -17,6 +17,7 @@ from typing import Any
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
 from seedbed._core.validate import check_at_least, check_positive_int, check_seconds
 from seedbed.aio._asyncgens import AsyncGenTracker
+from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.errors import SimulationFailure
 
@@ -95,6 +96,7 @@ class LoopState:
         "last_sleep_step",
         "parked",
         "ready",
+        "refills",
         "replay",
         "running",
         "sched",
@@ -147,6 +149,7 @@ class LoopState:
         self.costs: list[int] = [0] * COST_TABLE_SIZE
         self.cost_position = 0
         self.cost_fence = 0
+        self.refills = 0  # the first refill, here, is before the run: no collection
         self.refill_costs()
         self.place_cost_fence(self.step_limit)
 
@@ -156,6 +159,9 @@ class LoopState:
         One labelled draw per batch keeps the per-callback cost to a list index;
         each callback gets one of 256 evenly spaced costs in the configured range.
         """
+        if self.refills:
+            collect_at(self.refills)  # a point fixed by the step count, see _collect
+        self.refills += 1
         bits = self.sched.raw(8 * COST_TABLE_SIZE)
         self.trace.emit("draw", "loop", "callback cpu costs", bits & ((1 << 64) - 1))
         self.costs[:] = map(self.cost_levels.__getitem__, bits.to_bytes(COST_TABLE_SIZE, "little"))

@@ -42,8 +42,9 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 from seedbed._core import Entropy, Trace, VirtualClock
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
-from seedbed.aio import _interpose
+from seedbed.aio import _blocking, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
+from seedbed.aio._digest import unseed_draw
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
@@ -123,6 +124,8 @@ class SeedbedLoop(TaskWatch):
         st = self._st
         warn_once_if_unfixed()
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
+        _blocking.install()
+        collector = _collect.Stretch()
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
@@ -132,12 +135,18 @@ class SeedbedLoop(TaskWatch):
         try:
             self._drive()
         finally:
-            _interpose.deactivate()
-            st.running = False
-            st.stopping = False
-            st.halt = st.failure is not None
-            asyncio.events._set_running_loop(None)
-            sys.set_asyncgen_hooks(*old_hooks)
+            try:  # inside the run still: its finalizers and its randomness count
+                collector.collect()
+                st.trace.emit("unseed", "random module", unseed_draw())
+            finally:
+                collector.end()
+                _blocking.restore()
+                _interpose.deactivate()
+                st.running = False
+                st.stopping = False
+                st.halt = st.failure is not None
+                asyncio.events._set_running_loop(None)
+                sys.set_asyncgen_hooks(*old_hooks)
 
     def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
         self._check_runnable()
@@ -504,9 +513,10 @@ class SeedbedLoop(TaskWatch):
     def create_future(self) -> asyncio.Future[Any]:
         """A plain C future (`__init__` installs a faster equivalent on the instance).
 
-        A subclass that hashes by creation number cost 10% of a sleep step, so
-        futures stay plain; tasks do hash by number (see SimTask), which is
-        what fixes the order of the sets `asyncio.wait` returns.
+        A subclass that hashes by creation number costs 12% of a sleep step
+        (`bench/future_hash.py`: C tasks take their fast path only for exact
+        futures), so futures stay plain; tasks do hash by number (see SimTask),
+        which fixes the order of the sets asyncio builds (see `_ordering`).
         """
         return asyncio.Future(loop=self)
 
@@ -533,13 +543,15 @@ class SeedbedLoop(TaskWatch):
             sim_task.lane = None
         else:  # 3.11 tasks do not expose their context: remember their lane now
             sim_task.lane = lane_var.get() if context is None else context.get(lane_var)
-        if name is None:
-            name = f"Task-{next(self._task_names)}"
-        sim_task.__init__(coro, loop=self, name=name, context=context, **kwargs)  # type: ignore[misc]
+        # Every task takes a default name, named or not, and the trace records
+        # it: 3.11 and 3.12 name a task after creating it, 3.13 while creating
+        # it, and one trace must serve all three.
+        default_name = f"Task-{next(self._task_names)}"
+        sim_task.__init__(coro, loop=self, name=name or default_name, context=context, **kwargs)  # type: ignore[misc]
         self._st.tasks[number] = sim_task
         sim_task.add_done_callback(self._task_finished)
         self._st.trace.emit(
-            "task", number, name, getattr(coro, "__qualname__", type(coro).__name__)
+            "task", number, default_name, getattr(coro, "__qualname__", type(coro).__name__)
         )
         return sim_task
 

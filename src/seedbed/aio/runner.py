@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core import Trace
-from seedbed._core.tracefile import read_trace, write_trace
+from seedbed._core.tracefile import TraceFile, read_trace, write_trace
 from seedbed._target import replay_command
 from seedbed._version import VERSION
+from seedbed.aio._digest import result_digest, short_repr
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.errors import Nondeterminism, SimulationFailure, UsageError
+from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 
 Main = Callable[[], Any]
 _TEARDOWN_STEPS = 100_000  # how long cancelled leftovers get to finish
@@ -40,6 +41,7 @@ class RunResult:
     trace_hash: str
     steps: int
     virtual_time: float  # seconds
+    result_digest: str | None = None  # of `value` (see _digest); None for a failed run
 
 
 def check_seed(seed: object) -> int:
@@ -145,9 +147,11 @@ def execute(
         abandon_pending(loop)
         loop.close()
         if trace_path is not None:
-            write_run_trace(trace_path, loop, config, failure)
+            write_run_trace(trace_path, loop, config, failure, value=value)
     st = loop._st
-    return RunOutcome(RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9), failure)
+    digest = None if failure is not None else result_digest(value)
+    result = RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9, digest)
+    return RunOutcome(result, failure)
 
 
 def _raise_or_return(outcome: RunOutcome) -> RunResult:
@@ -162,11 +166,14 @@ def write_run_trace(
     config: LoopConfig,
     failure: BaseException | None,
     world: dict[str, Any] | None = None,
+    value: Any = None,
 ) -> None:
     """Write a run's trace file: header, the events it kept, the end line.
 
     `world` adds a simulated world's settings (network, disk, clock configs,
-    a scenario's fault profile) to the header.
+    a scenario's fault profile) to the header. The end line carries the
+    result's digest and a short stable repr, which a replay compares (a
+    program can return something else with the same events).
     """
     st = loop._st
     header = {
@@ -182,6 +189,8 @@ def write_run_trace(
         "steps": st.steps,
         "virtual_time_ns": st.clock.now,
         "failure": failure_line(failure),
+        "result": None if failure is not None else result_digest(value),
+        "result_repr": None if failure is not None else short_repr(value),
     }
     write_trace(path, header, st.trace.events or [], end)
 
@@ -216,9 +225,13 @@ def run(
 
 
 def replay(main: Main, *, trace: str | Path) -> RunResult:
-    """Re-run a recorded trace; raise `Nondeterminism` at the first differing event.
+    """Re-run a recorded trace; raise `Nondeterminism` at the first differing event,
+    or if the same events returned a different result.
 
-    A recorded failure that happens again is raised as it was.
+    A recorded failure that happens again is raised as it was. A trace recorded
+    on another Python version says so in the `Nondeterminism` it raises: where
+    the standard library changed (README, "One trace across versions"), such a
+    trace cannot replay.
     """
     recorded = read_trace(trace)
     try:
@@ -226,9 +239,24 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
     except (TypeError, UsageError) as exc:
         raise UsageError(f"{trace}:1: the header's run options are invalid ({exc})") from None
     checking = Trace(expected=recorded.events)
-    recorded_failure = recorded.end.get("failure")
     outcome = execute(main, recorded.seed, config, checking, None)
-    error = outcome.error
+    try:
+        _compare(recorded, checking, outcome)
+    except Nondeterminism as exc:
+        _note_python_version(exc, recorded.header.get("python"))
+        if exc.context is None:
+            exc.context = RunContext(
+                recorded.seed, outcome.result.steps, round(outcome.result.virtual_time * 1e9),
+                replay_command(main, recorded.seed, config.changed()),
+            )  # fmt: skip
+        raise
+    return outcome.result
+
+
+def _compare(recorded: TraceFile, checking: Trace, outcome: RunOutcome) -> None:
+    """Raise what a replay must: a divergence, a different ending or result, or
+    the recorded failure happening again."""
+    error, recorded_failure = outcome.error, recorded.end.get("failure")
     if checking.divergence is not None:
         raise checking.divergence
     if isinstance(error, Nondeterminism):
@@ -240,7 +268,32 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
     checking.check_complete()
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
-    return outcome.result
+    check_result(recorded.end, outcome.result.value)
+
+
+def _note_python_version(exc: Nondeterminism, recorded: object) -> None:
+    actual = platform.python_version()
+    if isinstance(recorded, str) and recorded.split(".")[:2] != actual.split(".")[:2]:
+        exc.message += (
+            f"\n  the trace was recorded on Python {recorded} and replayed on {actual}: "
+            "record it again on this version (README: One trace across versions)"
+        )
+
+
+def check_result(end: dict[str, Any], value: Any) -> None:
+    """The same events must also have produced the same value (see `_digest`).
+
+    `end` is a recorded trace's end line; a trace written before result
+    digests has none, and passes.
+    """
+    recorded, actual = end.get("result"), result_digest(value)
+    if recorded is None or recorded == actual:
+        return
+    raise Nondeterminism(
+        "the replay returned a different result with the same events "
+        f"(result digest {recorded} recorded, {actual} now)\n"
+        f"  recorded: {end.get('result_repr')}\n  actual:   {short_repr(value)}"
+    )
 
 
 def _diverged(checking: Trace, recorded: str | None, actual: str | None) -> Nondeterminism:

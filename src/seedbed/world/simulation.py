@@ -34,7 +34,7 @@ from seedbed._core import Trace, to_ns
 from seedbed._core.tracefile import TraceFile, read_trace
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.aio.runner import abandon_pending, check_seed, write_run_trace
+from seedbed.aio.runner import abandon_pending, check_result, check_seed, write_run_trace
 from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
@@ -224,6 +224,7 @@ class Simulation:
             )
         self._begin()
         failure: BaseException | None = None
+        values: dict[str, Any] = {}
         try:
             values = self._drive(self._first_of(driver()))
         except BaseException as exc:
@@ -236,9 +237,14 @@ class Simulation:
             self._end()
             if self._trace_path is not None:
                 write_run_trace(
-                    self._trace_path, self._loop, self._loop._st.config, failure, self._header()
+                    self._trace_path,
+                    self._loop,
+                    self._loop._st.config,
+                    failure,
+                    world=self._header(),
+                    value=values,
                 )
-        self._check_replay()
+        self._check_replay(values)
         st = self._loop._st
         return SimulationResult(
             values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
@@ -265,8 +271,9 @@ class Simulation:
             )
         return recorded
 
-    def _check_replay(self) -> None:
-        """After a successful replayed run: it must have ended where the recording did."""
+    def _check_replay(self, values: dict[str, Any]) -> None:
+        """After a successful replayed run: it must have ended where the recording
+        did, with the same client values."""
         if self._recorded is None:
             return
         trace = self._loop._st.trace
@@ -279,6 +286,10 @@ class Simulation:
                     f"{trace.count}\n  recorded: {recorded_failure}\n  actual:   completed"
                 )
             )
+        try:
+            check_result(self._recorded.end, values)
+        except Nondeterminism as exc:
+            raise self._loop._fail(exc) from None
 
     def _begin(self) -> None:
         if self._finished:

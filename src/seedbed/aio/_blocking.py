@@ -1,0 +1,214 @@
+"""Blocking waits inside a run: answered at once, or a `SimulationEscape`.
+
+A simulation is one thread. A blocking wait on a threading or queue primitive
+can only be satisfied by another thread, and none runs inside a run, so
+before this module it hung forever (`queue.Queue.get(timeout=)`,
+`Condition.wait_for(timeout=)`: their clock is the virtual one, which cannot
+advance while the loop is blocked) or waited real time (`Event.wait(timeout)`,
+`concurrent.futures.Future.result(timeout)`). Code run inline by
+`run_in_executor` that waits for the loop
+(`run_coroutine_threadsafe(...).result()`) hung too.
+
+Inside a run (the running loop of this thread is a `SeedbedLoop`) each wait
+below returns what the real primitive would if that answer is available
+without waiting (a set event, a non-empty queue, a done future, a true
+predicate); otherwise it raises the loop's `SimulationEscape`, naming the call
+and what to use instead. Outside a run, and on other threads, the originals
+run. `install()` and `restore()` bracket each stretch of running.
+
+Not reachable from Python: `threading.Lock`/`RLock.acquire` and
+`queue.SimpleQueue.get` (C methods of C types).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import concurrent.futures._base as futures_base
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+_THREADS = (
+    "it waits for another thread, and none runs inside a simulation; use the asyncio "
+    "equivalent (asyncio.Event, asyncio.Condition, asyncio.Queue, asyncio.Semaphore, "
+    "asyncio.Barrier) from tasks"
+)
+_FUTURES = (
+    "it waits for work that cannot finish while the simulation is blocked (executor work "
+    "runs inline; a coroutine needs the loop); await the future instead "
+    "(await asyncio.wrap_future(f), or await the coroutine itself)"
+)
+
+# (owner, attribute) -> original, captured at import so a restore is exact.
+_ORIGINALS: dict[tuple[Any, str], Any] = {}
+
+
+def _loop() -> Any:
+    """The simulation's loop if one runs on this thread, else None."""
+    from seedbed.aio.loop import SeedbedLoop  # the loop imports this module
+
+    loop = asyncio.events._get_running_loop()
+    return loop if isinstance(loop, SeedbedLoop) else None
+
+
+def _real(owner: Any, name: str) -> Any:
+    return _ORIGINALS[(owner, name)]
+
+
+def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
+    loop = _loop()
+    if loop is None or self.is_set():
+        return bool(_real(threading.Event, "wait")(self, timeout))
+    raise loop.escape("threading.Event.wait()", _THREADS)
+
+
+def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
+    loop = _loop()
+    if loop is None:
+        return bool(_real(threading.Condition, "wait")(self, timeout))
+    raise loop.escape("threading.Condition.wait()", _THREADS)
+
+
+def _condition_wait_for(
+    self: threading.Condition, predicate: Callable[[], Any], timeout: float | None = None
+) -> Any:
+    loop = _loop()
+    if loop is None:
+        return _real(threading.Condition, "wait_for")(self, predicate, timeout)
+    result = predicate()
+    if result:
+        return result
+    raise loop.escape("threading.Condition.wait_for()", _THREADS)
+
+
+def _semaphore_acquire(
+    self: threading.Semaphore, blocking: bool = True, timeout: float | None = None
+) -> bool:
+    real = _real(threading.Semaphore, "acquire")
+    loop = _loop()
+    if loop is None or not blocking:
+        return bool(real(self, blocking, timeout))
+    if real(self, False):
+        return True
+    raise loop.escape("threading.Semaphore.acquire()", _THREADS)
+
+
+def _barrier_wait(self: threading.Barrier, timeout: float | None = None) -> int:
+    loop = _loop()
+    if loop is None or self.parties == 1:
+        return int(_real(threading.Barrier, "wait")(self, timeout))
+    raise loop.escape("threading.Barrier.wait()", _THREADS)
+
+
+def _queue_get(self: queue.Queue[Any], block: bool = True, timeout: float | None = None) -> Any:
+    real = _real(queue.Queue, "get")
+    loop = _loop()
+    if loop is None or not block:
+        return real(self, block, timeout)
+    try:
+        return real(self, False)
+    except queue.Empty:
+        raise loop.escape(f"{type(self).__name__}.get() on an empty queue", _THREADS) from None
+
+
+def _queue_put(
+    self: queue.Queue[Any], item: Any, block: bool = True, timeout: float | None = None
+) -> None:
+    real = _real(queue.Queue, "put")
+    loop = _loop()
+    if loop is None or not block:
+        real(self, item, block, timeout)
+        return
+    try:
+        real(self, item, False)
+    except queue.Full:
+        raise loop.escape(f"{type(self).__name__}.put() on a full queue", _THREADS) from None
+
+
+def _future_result(self: concurrent.futures.Future[Any], timeout: float | None = None) -> Any:
+    loop = _loop()
+    if loop is not None and not self.done():
+        raise loop.escape("concurrent.futures.Future.result() on a pending future", _FUTURES)
+    return _real(concurrent.futures.Future, "result")(self, timeout)
+
+
+def _future_exception(
+    self: concurrent.futures.Future[Any], timeout: float | None = None
+) -> BaseException | None:
+    loop = _loop()
+    if loop is not None and not self.done():
+        raise loop.escape("concurrent.futures.Future.exception() on a pending future", _FUTURES)
+    return _real(concurrent.futures.Future, "exception")(self, timeout)  # type: ignore[no-any-return]
+
+
+def _satisfied(fs: list[concurrent.futures.Future[Any]], return_when: str) -> bool:
+    done = [f for f in fs if f.done()]
+    if len(done) == len(fs):
+        return True
+    if return_when == concurrent.futures.FIRST_COMPLETED:
+        return bool(done)
+    if return_when == concurrent.futures.FIRST_EXCEPTION:
+        return any(not f.cancelled() and f.exception() is not None for f in done)
+    return False
+
+
+def _futures_wait(
+    fs: Iterable[concurrent.futures.Future[Any]],
+    timeout: float | None = None,
+    return_when: str = concurrent.futures.ALL_COMPLETED,
+) -> Any:
+    real = _real(futures_base, "wait")
+    loop = _loop()
+    if loop is None:
+        return real(fs, timeout, return_when)
+    fs = list(fs)
+    if _satisfied(fs, return_when):
+        return real(fs, 0, return_when)
+    raise loop.escape("concurrent.futures.wait() on pending futures", _FUTURES)
+
+
+def _futures_as_completed(
+    fs: Iterable[concurrent.futures.Future[Any]], timeout: float | None = None
+) -> Any:
+    real = _real(futures_base, "as_completed")
+    loop = _loop()
+    if loop is None:
+        return real(fs, timeout)
+    fs = list(fs)
+    if all(f.done() for f in fs):
+        return real(fs, timeout)
+    raise loop.escape("concurrent.futures.as_completed() on pending futures", _FUTURES)
+
+
+_STAND_INS: list[tuple[Any, str, Callable[..., Any]]] = [
+    (threading.Event, "wait", _event_wait),
+    (threading.Condition, "wait", _condition_wait),
+    (threading.Condition, "wait_for", _condition_wait_for),
+    (threading.Semaphore, "acquire", _semaphore_acquire),
+    (threading.Semaphore, "__enter__", _semaphore_acquire),
+    (threading.Barrier, "wait", _barrier_wait),
+    (queue.Queue, "get", _queue_get),
+    (queue.Queue, "put", _queue_put),
+    (concurrent.futures.Future, "result", _future_result),
+    (concurrent.futures.Future, "exception", _future_exception),
+    (futures_base, "wait", _futures_wait),
+    (concurrent.futures, "wait", _futures_wait),
+    (futures_base, "as_completed", _futures_as_completed),
+    (concurrent.futures, "as_completed", _futures_as_completed),
+]
+for _owner, _name, _ in _STAND_INS:
+    _ORIGINALS[(_owner, _name)] = getattr(_owner, _name)
+
+
+def install() -> None:
+    """Put the stand-ins in place (a stretch of running begins)."""
+    for owner, name, stand_in in _STAND_INS:
+        setattr(owner, name, stand_in)
+
+
+def restore() -> None:
+    """Put the originals back; safe to repeat."""
+    for owner, name, _ in _STAND_INS:
+        setattr(owner, name, _ORIGINALS[(owner, name)])

@@ -1,0 +1,68 @@
+"""Garbage collection at points fixed by the step count.
+
+CPython's automatic collector runs when allocations cross a threshold, and
+what is on the heap before a run (another seed's leftovers, the test
+runner's objects) decides when: finalizers (`__del__`, weakref callbacks, an
+abandoned coroutine's `finally`) then run at a step that differs between runs
+of one seed. So for each stretch of running:
+
+- automatic collection is off, and everything already on the heap is frozen
+  (`gc.freeze()`): the run's collections look only at the run's own objects,
+  and garbage from before the run is never finalized inside it;
+- every `REFILLS` x 256 steps the young generation is collected (and every
+  `MIDDLE_EVERY`-th time the middle one, every `FULL_EVERY`-th time all of
+  the run's objects), at the step the cost table is refilled, which depends
+  on the step count only;
+- at the end of the stretch, before interposition ends, the run's garbage is
+  collected once more, so its finalizers run at a fixed point, inside the run.
+
+Limit: a stretch freezes what earlier stretches of the same run left (a run
+is several stretches: `main`, then teardown; a world's `advance` calls make
+more), so a cycle made in one stretch and dropped in a later one is not
+collected inside the run; its finalizer runs after, outside the simulation.
+
+Objects a process froze itself (`gc.freeze()` before forking workers; CPython
+3.12.1 starts with a few hundred frozen) are unfrozen when a stretch ends,
+with the rest: that costs their copy-on-write pages, never correctness.
+"""
+
+from __future__ import annotations
+
+import gc
+
+REFILLS = 4  # cost-table refills (of 256 steps each) between young collections
+MIDDLE_EVERY = 8
+FULL_EVERY = 64
+
+
+def collect_at(refills: int) -> None:
+    """Called at each cost-table refill (every `_state.COST_TABLE_SIZE` steps)."""
+    if refills % REFILLS:
+        return
+    number = refills // REFILLS
+    if number % FULL_EVERY == 0:
+        gc.collect(2)
+    elif number % MIDDLE_EVERY == 0:
+        gc.collect(1)
+    else:
+        gc.collect(0)
+
+
+class Stretch:
+    """The collector's state around one stretch of running."""
+
+    __slots__ = ("was_enabled",)
+
+    def __init__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+        gc.freeze()
+
+    def collect(self) -> None:
+        """The run's own garbage, finalized at the end of the stretch."""
+        gc.collect()
+
+    def end(self) -> None:
+        gc.unfreeze()
+        if self.was_enabled:
+            gc.enable()

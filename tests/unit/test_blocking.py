@@ -1,0 +1,162 @@
+"""Blocking waits inside a run never hang and never wait real time.
+
+Each wait either returns at once what the real primitive would (the answer is
+already there) or fails the run with a SimulationEscape naming the call and
+what to use instead. Every test here hung or waited on main; each runs on
+a thread given 10 seconds, so a hang fails the test instead of the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import seedbed
+from seedbed import SimulationEscape
+
+
+def _run_inside(blocking: Callable[[], Any]) -> Any:
+    """Run `blocking()` as a task's body (see `_run_bounded`)."""
+
+    async def main() -> Any:
+        return blocking()
+
+    return _run_bounded(main)
+
+
+def _run_bounded(main: Callable[[], Any]) -> Any:
+    """Run `main` under seed 1; give up (not hang) after 10 real seconds."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = seedbed.run(main, seed=1)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    started = time.monotonic()
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the wait hung"
+    assert time.monotonic() - started < 3, "the wait took real time"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"].value
+
+
+ESCAPES: list[tuple[str, Callable[[], Any], str]] = [
+    ("Event.wait(timeout)", lambda: threading.Event().wait(5), "threading.Event.wait()"),
+    ("Event.wait()", lambda: threading.Event().wait(), "threading.Event.wait()"),
+    (
+        "Condition.wait_for(timeout)",
+        lambda: _with(threading.Condition(), lambda c: c.wait_for(lambda: False, timeout=5)),
+        "threading.Condition.wait_for()",
+    ),
+    (
+        "Condition.wait(timeout)",
+        lambda: _with(threading.Condition(), lambda c: c.wait(5)),
+        "threading.Condition.wait()",
+    ),
+    ("Queue.get(timeout)", lambda: queue.Queue().get(timeout=5), "Queue.get() on an empty queue"),
+    ("Queue.get()", lambda: queue.Queue().get(), "Queue.get() on an empty queue"),
+    ("Queue.put on a full queue", lambda: _full_queue().put(2, timeout=5), "Queue.put()"),
+    ("Semaphore.acquire", lambda: threading.Semaphore(0).acquire(timeout=5), "Semaphore.acquire"),
+    ("Barrier.wait", lambda: threading.Barrier(2).wait(5), "threading.Barrier.wait()"),
+    (
+        "Future.result(timeout)",
+        lambda: concurrent.futures.Future().result(5),
+        "concurrent.futures.Future.result()",
+    ),
+    (
+        "concurrent.futures.wait",
+        lambda: concurrent.futures.wait([concurrent.futures.Future()], timeout=5),
+        "concurrent.futures.wait()",
+    ),
+    (
+        "concurrent.futures.as_completed",
+        lambda: list(concurrent.futures.as_completed([concurrent.futures.Future()], timeout=5)),
+        "concurrent.futures.as_completed()",
+    ),
+]
+
+
+def _with(condition: threading.Condition, body: Callable[[threading.Condition], Any]) -> Any:
+    with condition:
+        return body(condition)
+
+
+def _full_queue() -> queue.Queue[int]:
+    full: queue.Queue[int] = queue.Queue(maxsize=1)
+    full.put(1)
+    return full
+
+
+@pytest.mark.parametrize(("blocking", "call"), [(b, c) for _, b, c in ESCAPES],
+                         ids=[name for name, _, _ in ESCAPES])  # fmt: skip
+def test_a_wait_that_cannot_be_satisfied_fails_at_once_naming_the_call(
+    blocking: Callable[[], Any], call: str
+) -> None:
+    with pytest.raises(SimulationEscape) as caught:
+        _run_inside(blocking)
+    message = str(caught.value)
+    assert call in message and "inside a simulated run" in message
+    assert "asyncio" in message  # what to use instead
+    assert "seed=1" in message
+
+
+@pytest.mark.filterwarnings("ignore:coroutine 'sleep' was never awaited")
+def test_executor_work_waiting_for_the_loop_fails_instead_of_hanging() -> None:
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+
+        def blocking_work() -> Any:
+            future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "done"), loop)
+            return future.result(timeout=5)
+
+        return await loop.run_in_executor(None, blocking_work)
+
+    with pytest.raises(SimulationEscape, match=r"Future\.result"):
+        _run_bounded(main)
+
+
+def test_waits_that_can_be_answered_now_return_what_the_real_primitive_would() -> None:
+    def body() -> list[Any]:
+        event = threading.Event()
+        event.set()
+        items: queue.Queue[str] = queue.Queue()
+        items.put("item", timeout=1)
+        condition = threading.Condition()
+        with condition:
+            ready = condition.wait_for(lambda: "ready", timeout=1)
+        done: concurrent.futures.Future[int] = concurrent.futures.Future()
+        done.set_result(7)
+        finished = concurrent.futures.wait([done], timeout=1)
+        semaphore = threading.Semaphore(1)
+        with semaphore:
+            pass
+        return [
+            event.wait(1),
+            items.get(timeout=1),
+            ready,
+            done.result(timeout=1),
+            len(finished.done),
+            semaphore.acquire(timeout=1),
+            threading.Barrier(1).wait(),
+        ]
+
+    assert _run_inside(body) == [True, "item", "ready", 7, 1, True, 0]
+
+
+def test_the_primitives_are_the_stdlibs_again_after_a_run() -> None:
+    original = threading.Event.wait
+    _run_inside(lambda: None)
+    assert threading.Event.wait is original
+    assert not threading.Event().wait(0.001)  # a real, short wait outside a run
