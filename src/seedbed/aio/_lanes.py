@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from seedbed._core.trace import MASK, PRIME
 from seedbed.aio._diagnose import deadlock_error
+from seedbed.aio._explore import reorder_task_steps
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
@@ -54,6 +55,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     ready, timers, clock, trace, costs = st.ready, st.timers, st.clock, st.trace, st.costs
     pick = st.sched.below
     after_node_step = st.after_node_step
+    explore = st.config.explore_tasks
     while True:
         if timers and timers[0][0] <= clock.now:
             entry = heappop(timers)
@@ -123,6 +125,8 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 del by_key[key]
                 continue
             queue = lane.queue  # one asyncio iteration of this lane: what it had, FIFO
+            if explore and len(queue) > 1:
+                reorder_task_steps(queue, len(queue), st.sched)
             start = st.cost_position
             end = start + len(queue)
             if end <= st.cost_fence:

@@ -15,11 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
-from seedbed._core.validate import check_at_least, check_positive_int, check_seconds
+from seedbed._core.validate import (
+    check_at_least,
+    check_bool,
+    check_positive_int,
+    check_seconds,
+)
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
-from seedbed.errors import SimulationFailure
+from seedbed.errors import SimulationFailure, UsageError
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
 UNLIMITED = 1 << 62  # a budget no run reaches: ~146 virtual years, or steps
@@ -38,6 +43,11 @@ class LoopConfig:
     - `max_steps`/`max_time`: budgets; exceeding one raises `BudgetExceeded`.
     - `strict`: a task that swallows its cancellation fails the run instead of
       warning.
+    - `explore_tasks`: the order of task steps ready in one iteration is drawn
+      from the seed (plain callbacks keep `call_soon` order); see `_explore`.
+    - `clock_resolution`: timer deadlines are rounded up to ticks of this many
+      seconds (0: exact nanoseconds), so timers set within one tick tie and
+      fire in a seeded order, as on a coarse real clock; see `_explore`.
     """
 
     cpu_cost_min: float = 1e-6
@@ -46,8 +56,17 @@ class LoopConfig:
     max_steps: int | None = None
     max_time: float | None = None
     strict: bool = False
+    explore_tasks: bool = False
+    clock_resolution: float = 0.0
 
     def __post_init__(self) -> None:
+        check_bool("LoopConfig", "explore_tasks", self.explore_tasks)
+        check_seconds("LoopConfig", "clock_resolution", self.clock_resolution, allow_zero=True)
+        if 0 < self.clock_resolution < 1e-9:  # no tick finer than the clock's nanosecond
+            raise UsageError(
+                "LoopConfig.clock_resolution must be 0 or at least 1e-09 seconds (the "
+                f"clock's nanosecond), got {self.clock_resolution!r}"
+            )
         for name in ("cpu_cost_min", "cpu_cost_max", "timer_jitter_max"):
             check_seconds("LoopConfig", name, getattr(self, name), allow_zero=True)
         check_at_least(
@@ -71,6 +90,8 @@ class LoopConfig:
             "max_steps": self.max_steps,
             "max_time": self.max_time,
             "strict": self.strict,
+            "explore_tasks": self.explore_tasks,
+            "clock_resolution": self.clock_resolution,
         }
 
 

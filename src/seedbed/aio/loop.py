@@ -45,6 +45,7 @@ from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _blocking, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
+from seedbed.aio._explore import reorder_task_steps, round_up, tick_ns
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
@@ -83,6 +84,10 @@ class SeedbedLoop(TaskWatch):
         self.set_debug(False)
         # Every sleep creates a future; a partial makes the call without a Python frame.
         self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
+        if self._st.config.clock_resolution:  # instance methods: no cost on the exact path
+            self._tick = tick_ns(self._st.config.clock_resolution)
+            self.call_later = self._coarse_call_later  # type: ignore[method-assign]
+            self.call_at = self._coarse_call_at  # type: ignore[method-assign]
 
     # -- identity -----------------------------------------------------------
 
@@ -203,6 +208,7 @@ class SeedbedLoop(TaskWatch):
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
         after_step = st.after_node_step  # without lanes, every iteration may run a node
+        explore = st.config.explore_tasks
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
@@ -242,6 +248,8 @@ class SeedbedLoop(TaskWatch):
                     self._end_drive()
                     break
             elif n:
+                if explore:
+                    reorder_task_steps(ready, n, st.sched)
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
@@ -472,6 +480,35 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
         return self.call_at_ns(when_ns, callback, *args, context=context)
+
+    def _coarse_call_later(
+        self,
+        delay: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_later` on a coarse clock: the deadline rounded up to a tick."""
+        try:
+            when = self._st.clock.now + int(delay * _NS)
+        except (OverflowError, ValueError):
+            return self._never(delay, callback, args, context)
+        return self.call_at_ns(round_up(when, self._tick), callback, *args, context=context)
+
+    def _coarse_call_at(
+        self,
+        when: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_at` on a coarse clock. The network's deliveries (`call_at_ns`)
+        stay exact: I/O completes when it completes, only timers wait for a tick."""
+        try:
+            when_ns = int(when * _NS)
+        except (OverflowError, ValueError):
+            return self._never(when, callback, args, context)
+        return self.call_at_ns(round_up(when_ns, self._tick), callback, *args, context=context)
 
     def _never(
         self,
