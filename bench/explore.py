@@ -80,9 +80,7 @@ def instruction_table() -> None:
 
     for workload in WORKLOADS:
         counts = {
-            variant: count_instructions(
-                [__file__, "--variant", variant, "--workload", workload]
-            )
+            variant: count_instructions([__file__, "--variant", variant, "--workload", workload])
             for variant in VARIANTS
         }
         for variant, count in counts.items():

@@ -3,36 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from examples.orders import depth_two_world, lost_update, timer_tie
 
 import seedbed
 from seedbed import NetworkConfig, Scenario, Simulation, UsageError
 from seedbed.scenario._scenario import LATENCY_PROFILES, _swarm_network
-
-
-async def lost_update() -> int:
-    """Three tasks staggered by `sleep(0)`, each reading, yielding, writing.
-
-    In FIFO order each write lands before the next task reads; if a later
-    task resumes before an earlier one in the same iteration, an update is lost.
-    """
-    counter = 0
-
-    async def worker(stagger: int) -> None:
-        nonlocal counter
-        for _ in range(stagger):
-            await asyncio.sleep(0)
-        value = counter
-        await asyncio.sleep(0)
-        counter = value + 1
-
-    await asyncio.gather(*(worker(i) for i in range(3)))
-    assert counter == 3, f"lost update: counter is {counter}"
-    return counter
 
 
 def fails(seed: int, **options: object) -> bool:
@@ -128,23 +109,6 @@ def test_a_swarm_scenario_explores_task_order_in_some_seeds_when_enabled() -> No
     assert not all(failed(EXPLORING, seed) for seed in range(30))
 
 
-async def timer_tie() -> str:
-    """Two timeouts of one length, armed one after the other: code assuming the
-    first armed fires first breaks when they tie."""
-    events: list[str] = []
-
-    async def arm(name: str) -> None:
-        await asyncio.sleep(0.010)
-        events.append(name)
-
-    first = asyncio.create_task(arm("first"))
-    await asyncio.sleep(0)  # the second is armed a callback (a few microseconds) later
-    second = asyncio.create_task(arm("second"))
-    await asyncio.gather(first, second)
-    assert events[0] == "first", "the later timer fired first"
-    return events[0]
-
-
 def tie_fails(seed: int, **options: object) -> bool:
     try:
         seedbed.run(timer_tie, seed=seed, **options)
@@ -236,3 +200,58 @@ def test_swarm_draws_a_latency_profile_per_seed() -> None:
     lows = {low for low, _ in seen}
     assert lows == {low for low, _, _ in LATENCY_PROFILES.values()}
     assert len(seen) == 6  # three profiles, each with and without spikes
+
+
+def test_a_standalone_loop_takes_the_options() -> None:
+    found = []
+    for seed in range(20):
+        with asyncio.Runner(
+            loop_factory=functools.partial(seedbed.new_event_loop, seed, explore_tasks=True)
+        ) as r:
+            try:
+                r.run(lost_update())
+            except AssertionError:
+                found.append(seed)
+    assert found
+
+
+def depth_two_fails(seed: int, **options: object) -> bool:
+    sim = Simulation(seed=seed, **options)
+    depth_two_world(sim)
+    try:
+        sim.run(max_time=10)
+    except AssertionError:
+        return True
+    return False
+
+
+def test_pct_finds_a_depth_two_bug_that_random_scheduling_misses() -> None:
+    assert not any(depth_two_fails(seed) for seed in range(200))
+    pct = [
+        seed
+        for seed in range(60)
+        if depth_two_fails(seed, strategy="pct", pct_depth=2, pct_steps=60)
+    ]
+    assert len(pct) >= 3
+    # depth 1 (no change point) runs one node to its end first: never midway
+    assert not any(depth_two_fails(seed, strategy="pct", pct_depth=1) for seed in range(60))
+    # a failing seed replays: the same priorities and change points
+    assert depth_two_fails(pct[0], strategy="pct", pct_depth=2, pct_steps=60)
+
+
+def test_pct_orders_task_steps_with_explore_tasks() -> None:
+    found = [
+        seed
+        for seed in range(40)
+        if fails(seed, explore_tasks=True, strategy="pct", pct_depth=2, pct_steps=10)
+    ]
+    assert found
+
+
+def test_pct_options_are_validated() -> None:
+    with pytest.raises(UsageError, match=r'strategy must be "random" or "pct", got \'dfs\''):
+        seedbed.run(lost_update, seed=0, strategy="dfs")
+    with pytest.raises(UsageError, match=r"pct_depth must be an int >= 1, got 0"):
+        seedbed.run(lost_update, seed=0, strategy="pct", pct_depth=0)
+    with pytest.raises(UsageError, match=r'apply only with strategy="pct"'):
+        seedbed.run(lost_update, seed=0, pct_depth=2)

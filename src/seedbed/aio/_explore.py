@@ -58,6 +58,7 @@ from seedbed._core import Stream
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
+    from seedbed.aio._pct import Pct
 
 _TASK = asyncio.Task
 
@@ -72,11 +73,14 @@ def task_of(handle: Any) -> asyncio.Task[Any] | None:
     return owner if isinstance(owner, _TASK) else None
 
 
-def reorder_task_steps(queue: deque[SimHandle | SimTimerHandle], n: int, sched: Stream) -> None:
+def reorder_task_steps(
+    queue: deque[SimHandle | SimTimerHandle], n: int, sched: Stream, pct: Pct | None
+) -> None:
     """Draw the order of the task steps among the first `n` entries of `queue`.
 
     Plain callbacks keep their positions; the step slots are refilled with
-    the tasks in a drawn order, each task's own steps in their order.
+    the tasks in a drawn order (under PCT, by priority), each task's own
+    steps in their order.
     """
     batch = [queue.popleft() for _ in range(n)]
     slots: list[int] = []
@@ -90,9 +94,14 @@ def reorder_task_steps(queue: deque[SimHandle | SimTimerHandle], n: int, sched: 
         steps: dict[asyncio.Task[Any], deque[Any]] = {}  # a lookup by task, never an order
         for index, task in zip(slots, owners, strict=True):
             steps.setdefault(task, deque()).append(batch[index])
-        order = sched.permutation(len(slots), "order of task steps ready together")
+        if pct is None:
+            order = sched.permutation(len(slots), "order of task steps ready together")
+        else:
+            order = pct.order(owners)
         for slot, drawn in zip(slots, order, strict=True):
             batch[slot] = steps[owners[drawn]].popleft()
+            if pct is not None:
+                pct.ran(owners[drawn])
     queue.extendleft(reversed(batch))
 
 

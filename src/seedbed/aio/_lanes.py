@@ -39,6 +39,10 @@ class _Lane:
         self.queue: deque[SimHandle | SimTimerHandle] = deque()
 
 
+def _key_of(lane: _Lane) -> Any:
+    return lane.key
+
+
 def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     """The scheduler of a world: like `SeedbedLoop._drive`, one lane at a time.
 
@@ -56,6 +60,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     pick = st.sched.below
     after_node_step = st.after_node_step
     explore = st.config.explore_tasks
+    pct = st.pct
     while True:
         if timers and timers[0][0] <= clock.now:
             entry = heappop(timers)
@@ -113,11 +118,13 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 runnable.append(lane)
             lane.queue.append(handle)
         if runnable:
-            lane = (
-                runnable[0]
-                if len(runnable) == 1
-                else runnable[pick(len(runnable), "which node runs next")]
-            )
+            if len(runnable) == 1:
+                lane = runnable[0]
+            elif pct is None:
+                lane = runnable[pick(len(runnable), "which node runs next")]
+            else:
+                lane = runnable[pct.pick(runnable, _key_of)]
+                pct.ran(lane.key)
             key = lane.key
             if key is not None and not key.alive:
                 lane.queue.clear()
@@ -126,7 +133,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 continue
             queue = lane.queue  # one asyncio iteration of this lane: what it had, FIFO
             if explore and len(queue) > 1:
-                reorder_task_steps(queue, len(queue), st.sched)
+                reorder_task_steps(queue, len(queue), st.sched, st.pct)
             start = st.cost_position
             end = start + len(queue)
             if end <= st.cost_fence:

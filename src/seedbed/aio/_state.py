@@ -24,6 +24,7 @@ from seedbed._core.validate import (
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._pct import Pct
 from seedbed.errors import SimulationFailure, UsageError
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
@@ -45,6 +46,9 @@ class LoopConfig:
       warning.
     - `explore_tasks`: the order of task steps ready in one iteration is drawn
       from the seed (plain callbacks keep `call_soon` order); see `_explore`.
+    - `strategy`: "random" (every choice a uniform draw) or "pct": lane picks
+      and, with `explore_tasks`, task-step order follow PCT with `pct_depth`
+      d and `pct_steps` k, the expected number of contested choices; see `_pct`.
     - `clock_resolution`: timer deadlines are rounded up to ticks of this many
       seconds (0: exact nanoseconds), so timers set within one tick tie and
       fire in a seeded order, as on a coarse real clock; see `_explore`.
@@ -58,9 +62,13 @@ class LoopConfig:
     strict: bool = False
     explore_tasks: bool = False
     clock_resolution: float = 0.0
+    strategy: str = "random"
+    pct_depth: int = 3
+    pct_steps: int = 1000
 
     def __post_init__(self) -> None:
         check_bool("LoopConfig", "explore_tasks", self.explore_tasks)
+        self._check_strategy()
         check_seconds("LoopConfig", "clock_resolution", self.clock_resolution, allow_zero=True)
         if 0 < self.clock_resolution < 1e-9:  # no tick finer than the clock's nanosecond
             raise UsageError(
@@ -77,6 +85,19 @@ class LoopConfig:
         if self.max_time is not None:  # None: no time budget
             check_seconds("LoopConfig", "max_time", self.max_time, allow_zero=False)
 
+    def _check_strategy(self) -> None:
+        if self.strategy not in ("random", "pct"):
+            raise UsageError(
+                f'LoopConfig.strategy must be "random" or "pct", got {self.strategy!r}'
+            )
+        check_positive_int("LoopConfig", "pct_depth", self.pct_depth)
+        check_positive_int("LoopConfig", "pct_steps", self.pct_steps)
+        if self.strategy == "random" and (self.pct_depth, self.pct_steps) != (3, 1000):
+            raise UsageError(
+                'LoopConfig.pct_depth and pct_steps apply only with strategy="pct"; '
+                'add strategy="pct" or drop them'
+            )
+
     def changed(self) -> dict[str, Any]:
         """The options that differ from their defaults (what a replay must repeat)."""
         default = LoopConfig().as_dict()
@@ -92,6 +113,9 @@ class LoopConfig:
             "strict": self.strict,
             "explore_tasks": self.explore_tasks,
             "clock_resolution": self.clock_resolution,
+            "strategy": self.strategy,
+            "pct_depth": self.pct_depth,
+            "pct_steps": self.pct_steps,
         }
 
 
@@ -116,6 +140,7 @@ class LoopState:
         "lane_var",
         "last_sleep_step",
         "parked",
+        "pct",
         "ready",
         "refills",
         "replay",
@@ -139,6 +164,9 @@ class LoopState:
         self.entropy = Entropy(seed, trace)
         self.sched: Stream = self.entropy.stream("loop")
         self.user: Stream = self.entropy.stream("user")
+        self.pct: Pct | None = None
+        if config.strategy == "pct":
+            self.pct = Pct(self.entropy.stream("pct"), config.pct_depth, config.pct_steps)
         self.clock = VirtualClock()
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
         self.timers: list[tuple[int, int, SimTimerHandle]] = []

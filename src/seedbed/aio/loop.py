@@ -249,7 +249,7 @@ class SeedbedLoop(TaskWatch):
                     break
             elif n:
                 if explore:
-                    reorder_task_steps(ready, n, st.sched)
+                    reorder_task_steps(ready, n, st.sched, st.pct)
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
