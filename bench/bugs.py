@@ -91,7 +91,7 @@ def world(setup: Callable[[Simulation], None]) -> Callable[[int, dict[str, Any]]
         setup(sim)
         try:
             sim.run(max_time=60)
-        except AssertionError:
+        except (AssertionError, seedbed.InvariantViolation):
             return True
         return False
 

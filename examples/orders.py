@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
+import seedbed
 from seedbed import Simulation
 
 
@@ -72,7 +73,18 @@ def depth_two_world(sim: Simulation) -> None:
         for _ in range(20):
             await asyncio.sleep(0)
             seen.append(shared["a"])
-        assert not (len(set(seen)) == 1 and 5 <= seen[0] <= 15), f"b saw a stuck at {seen[0]}"
+        stuck = len(set(seen)) == 1 and 5 <= seen[0] <= 15
+        seedbed.always(not stuck, "b never sees a stuck midway", seen=seen[0])
 
     sim.client("a", a)
     sim.client("b", b)
+
+
+def depth_two(seed: int) -> object:
+    """`depth_two_world` under PCT, as a CLI target: seed 1 fails.
+
+    seedbed run examples.orders:depth_two --seed 1
+    """
+    sim = Simulation(seed=seed, strategy="pct", pct_depth=2, pct_steps=60)
+    depth_two_world(sim)
+    return sim.run(max_time=10)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +224,7 @@ def depth_two_fails(seed: int, **options: object) -> bool:
     depth_two_world(sim)
     try:
         sim.run(max_time=10)
-    except AssertionError:
+    except (AssertionError, seedbed.InvariantViolation):
         return True
     return False
 
@@ -255,3 +259,59 @@ def test_pct_options_are_validated() -> None:
         seedbed.run(lost_update, seed=0, strategy="pct", pct_depth=0)
     with pytest.raises(UsageError, match=r'apply only with strategy="pct"'):
         seedbed.run(lost_update, seed=0, pct_depth=2)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def seedbed_cli(*args: str, out: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "unit")}
+    env.pop("SEEDBED_REEXEC", None)
+    if out is not None:
+        env.update(PYTHONBREAKPOINT="_break_hook.record", SEEDBED_TEST_BREAK_OUT=str(out))
+    return subprocess.run(
+        [sys.executable, "-m", "seedbed", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def failure_lines(stderr: str) -> list[str]:
+    """The error, its seed/step/time, its replay and the debug hint."""
+    lines = stderr.splitlines()
+    hint = next(i for i, line in enumerate(lines) if line.startswith("debug it:"))
+    return lines[hint - 3 : hint + 1]
+
+
+def test_break_at_the_failing_step_stops_in_the_failing_node(tmp_path: Path) -> None:
+    target = ("run", "examples.orders:depth_two", "--seed", "1")
+    failed = seedbed_cli(*target)
+    assert failed.returncode == 1
+    hint = re.search(r"debug it: (seedbed run .*) --break-at (\d+)", failed.stderr)
+    assert hint is not None, failed.stderr
+    step = int(hint.group(2))
+    assert f"step={step} " in failed.stderr  # the report names the step it suggests
+    out = tmp_path / "break.jsonl"
+    stopped = seedbed_cli(*target, "--break-at", str(step), out=out)
+    assert stopped.returncode == 1  # the run goes on to fail as before
+    assert failure_lines(stopped.stderr) == failure_lines(failed.stderr)  # the same failure
+    assert "seedbed: stopped before step" in stopped.stdout
+    [facts] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert facts["step"] == step == facts["loop_steps"]  # step S begun, its code not yet run
+    assert facts["node"] == "b"  # b's step fails its assertion
+    assert facts["frame_function"] == "b"  # b's coroutine frame, suspended at its await
+
+
+def test_break_at_a_virtual_time_and_bad_values(tmp_path: Path) -> None:
+    out = tmp_path / "break.jsonl"
+    done = seedbed_cli("run", "examples.race:main", "--seed", "7", "--break-at", "0.5s", out=out)
+    assert done.returncode == 1
+    [facts] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert facts["virtual_time"] == facts["loop_time"] >= 0.5
+    before = tmp_path / "before.jsonl"  # the step before it ran before 0.5 s: the first after
+    step = str(facts["step"] - 1)
+    seedbed_cli("run", "examples.race:main", "--seed", "7", "--break-at", step, out=before)
+    assert json.loads(before.read_text())["virtual_time"] < 0.5
+    for bad in ("0", "-1", "soon", "nan"):
+        refused = seedbed_cli("run", "examples.race:main", "--seed", "7", "--break-at", bad)
+        assert refused.returncode == 2
+        assert refused.stderr.strip().endswith(f"got {bad!r}"), refused.stderr

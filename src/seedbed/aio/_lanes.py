@@ -90,7 +90,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 st.cost_position = position + 1
                 cost = costs[position]
             else:
-                cost = loop._batch_costs(1)[0]
+                cost = loop._batch_costs(1, (handle,))[0]
             if not handle._cancelled:
                 st.steps += 1
                 clock.now += cost
@@ -140,7 +140,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 st.cost_position = end
                 batch = costs[start:end]
             else:
-                batch = loop._batch_costs(len(queue))
+                batch = loop._batch_costs(len(queue), queue)
             popleft = queue.popleft
             for cost in batch:
                 handle = popleft()
