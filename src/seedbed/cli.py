@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -84,6 +85,8 @@ def cli() -> None:
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="write the run's events to this JSON Lines file")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--break-at", "break_at", default=None, metavar="STEP|TIME",
+              help="open the debugger before this step (or virtual time) runs")  # fmt: skip
 def run(
     target: str,
     seed: int,
@@ -92,6 +95,7 @@ def run(
     strict: bool,
     trace_path: str | None,
     as_json: bool,
+    break_at: str | None,
 ) -> None:
     """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
     that builds and runs a Simulation (module:name or file.py:name).
@@ -101,10 +105,12 @@ def run(
     """
     from seedbed._cli_guard import exit_from_user_code
     from seedbed._target import run_target
+    from seedbed.aio import _breakpoint
     from seedbed.errors import UsageError
 
     obj = _resolve(target)
     try:
+        _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
         outcome = run_target(
             obj, seed, max_steps=max_steps, max_time=max_time, strict=strict, trace=trace_path
         )
@@ -113,6 +119,8 @@ def run(
         return
     except (SystemExit, KeyboardInterrupt) as exc:
         exit_from_user_code(exc, target, seed)
+    finally:
+        _breakpoint.request(None)
     _print_outcome(outcome, as_json)
 
 
@@ -154,7 +162,22 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
         click.echo(f"{type(error).__name__}: {error}", err=True)
         for note in getattr(error, "__notes__", []):
             click.echo(note, err=True)
+        step = _failing_step(outcome)
+        if step is not None and outcome.replay.startswith("seedbed run "):
+            click.echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
         sys.exit(1)
+
+
+def _failing_step(outcome: Any) -> int | None:
+    """The step a failure happened in: the outcome's, or its error's note
+    (`  seed=N step=S ...`, added to errors that are not SimulationFailures)."""
+    if outcome.steps:
+        return int(outcome.steps)
+    for note in getattr(outcome.error, "__notes__", []):
+        found = re.match(r"\s*seed=\S+ step=(\d+) ", note)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 @cli.command()

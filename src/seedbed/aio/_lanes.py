@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from seedbed._core.trace import MASK, PRIME
 from seedbed.aio._diagnose import deadlock_error
+from seedbed.aio._explore import reorder_task_steps
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
@@ -36,6 +37,10 @@ class _Lane:
     def __init__(self, key: Any) -> None:
         self.key = key
         self.queue: deque[SimHandle | SimTimerHandle] = deque()
+
+
+def _key_of(lane: _Lane) -> Any:
+    return lane.key
 
 
 def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
@@ -54,6 +59,8 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     ready, timers, clock, trace, costs = st.ready, st.timers, st.clock, st.trace, st.costs
     pick = st.sched.below
     after_node_step = st.after_node_step
+    explore = st.config.explore_tasks
+    pct = st.pct
     while True:
         if timers and timers[0][0] <= clock.now:
             entry = heappop(timers)
@@ -83,7 +90,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 st.cost_position = position + 1
                 cost = costs[position]
             else:
-                cost = loop._batch_costs(1)[0]
+                cost = loop._batch_costs(1, (handle,))[0]
             if not handle._cancelled:
                 st.steps += 1
                 clock.now += cost
@@ -111,11 +118,13 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 runnable.append(lane)
             lane.queue.append(handle)
         if runnable:
-            lane = (
-                runnable[0]
-                if len(runnable) == 1
-                else runnable[pick(len(runnable), "which node runs next")]
-            )
+            if len(runnable) == 1:
+                lane = runnable[0]
+            elif pct is None:
+                lane = runnable[pick(len(runnable), "which node runs next")]
+            else:
+                lane = runnable[pct.pick(runnable, _key_of)]
+                pct.ran(lane.key)
             key = lane.key
             if key is not None and not key.alive:
                 lane.queue.clear()
@@ -123,13 +132,15 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 del by_key[key]
                 continue
             queue = lane.queue  # one asyncio iteration of this lane: what it had, FIFO
+            if explore and len(queue) > 1:
+                reorder_task_steps(queue, len(queue), st.sched, st.pct)
             start = st.cost_position
             end = start + len(queue)
             if end <= st.cost_fence:
                 st.cost_position = end
                 batch = costs[start:end]
             else:
-                batch = loop._batch_costs(len(queue))
+                batch = loop._batch_costs(len(queue), queue)
             popleft = queue.popleft
             for cost in batch:
                 handle = popleft()

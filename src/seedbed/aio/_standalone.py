@@ -28,7 +28,8 @@ def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
     """A standalone deterministic loop, e.g. for `asyncio.Runner(loop_factory=...)`.
 
     `options` are `LoopConfig` fields (`max_steps`, `max_time`, `strict`,
-    `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`).
+    `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`, `explore_tasks`,
+    `clock_resolution`).
     """
     return SeedbedLoop(seed=check_seed(seed), config=_config(options))
 

@@ -15,11 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
-from seedbed._core.validate import check_at_least, check_bool, check_positive_int, check_seconds
+from seedbed._core.validate import (
+    check_at_least,
+    check_bool,
+    check_positive_int,
+    check_seconds,
+)
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
-from seedbed.errors import SimulationFailure
+from seedbed.aio._pct import Pct
+from seedbed.errors import SimulationFailure, UsageError
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
 UNLIMITED = 1 << 62  # a budget no run reaches: ~146 virtual years, or steps
@@ -38,6 +44,14 @@ class LoopConfig:
     - `max_steps`/`max_time`: budgets; exceeding one raises `BudgetExceeded`.
     - `strict`: a task that swallows its cancellation fails the run instead of
       warning.
+    - `explore_tasks`: the order of task steps ready in one iteration is drawn
+      from the seed (plain callbacks keep `call_soon` order); see `_explore`.
+    - `strategy`: "random" (every choice a uniform draw) or "pct": lane picks
+      and, with `explore_tasks`, task-step order follow PCT with `pct_depth`
+      d and `pct_steps` k, the expected number of contested choices; see `_pct`.
+    - `clock_resolution`: timer deadlines are rounded up to ticks of this many
+      seconds (0: exact nanoseconds), so timers set within one tick tie and
+      fire in a seeded order, as on a coarse real clock; see `_explore`.
     """
 
     cpu_cost_min: float = 1e-6
@@ -46,8 +60,21 @@ class LoopConfig:
     max_steps: int | None = None
     max_time: float | None = None
     strict: bool = False
+    explore_tasks: bool = False
+    clock_resolution: float = 0.0
+    strategy: str = "random"
+    pct_depth: int = 3
+    pct_steps: int = 1000
 
     def __post_init__(self) -> None:
+        check_bool("LoopConfig", "explore_tasks", self.explore_tasks)
+        self._check_strategy()
+        check_seconds("LoopConfig", "clock_resolution", self.clock_resolution, allow_zero=True)
+        if 0 < self.clock_resolution < 1e-9:  # no tick finer than the clock's nanosecond
+            raise UsageError(
+                "LoopConfig.clock_resolution must be 0 or at least 1e-09 seconds (the "
+                f"clock's nanosecond), got {self.clock_resolution!r}"
+            )
         for name in ("cpu_cost_min", "cpu_cost_max", "timer_jitter_max"):
             check_seconds("LoopConfig", name, getattr(self, name), allow_zero=True)
         check_at_least(
@@ -58,6 +85,19 @@ class LoopConfig:
         if self.max_time is not None:  # None: no time budget
             check_seconds("LoopConfig", "max_time", self.max_time, allow_zero=False)
         check_bool("LoopConfig", "strict", self.strict)
+
+    def _check_strategy(self) -> None:
+        if self.strategy not in ("random", "pct"):
+            raise UsageError(
+                f'LoopConfig.strategy must be "random" or "pct", got {self.strategy!r}'
+            )
+        check_positive_int("LoopConfig", "pct_depth", self.pct_depth)
+        check_positive_int("LoopConfig", "pct_steps", self.pct_steps)
+        if self.strategy == "random" and (self.pct_depth, self.pct_steps) != (3, 1000):
+            raise UsageError(
+                'LoopConfig.pct_depth and pct_steps apply only with strategy="pct"; '
+                'add strategy="pct" or drop them'
+            )
 
     def changed(self) -> dict[str, Any]:
         """The options that differ from their defaults (what a replay must repeat)."""
@@ -72,6 +112,11 @@ class LoopConfig:
             "max_steps": self.max_steps,
             "max_time": self.max_time,
             "strict": self.strict,
+            "explore_tasks": self.explore_tasks,
+            "clock_resolution": self.clock_resolution,
+            "strategy": self.strategy,
+            "pct_depth": self.pct_depth,
+            "pct_steps": self.pct_steps,
         }
 
 
@@ -96,6 +141,7 @@ class LoopState:
         "lane_var",
         "last_sleep_step",
         "parked",
+        "pct",
         "ready",
         "refills",
         "replay",
@@ -119,6 +165,9 @@ class LoopState:
         self.entropy = Entropy(seed, trace)
         self.sched: Stream = self.entropy.stream("loop")
         self.user: Stream = self.entropy.stream("user")
+        self.pct: Pct | None = None
+        if config.strategy == "pct":
+            self.pct = Pct(self.entropy.stream("pct"), config.pct_depth, config.pct_steps)
         self.clock = VirtualClock()
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
         self.timers: list[tuple[int, int, SimTimerHandle]] = []

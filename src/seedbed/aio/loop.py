@@ -34,7 +34,7 @@ import contextvars
 import functools
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
@@ -42,9 +42,10 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 from seedbed._core import Entropy, Trace, VirtualClock
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
-from seedbed.aio import _blocking, _collect, _interpose
+from seedbed.aio import _blocking, _breakpoint, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
+from seedbed.aio._explore import reorder_task_steps, round_up, tick_ns
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import drive_lanes
@@ -69,6 +70,15 @@ _PATCHED_TIME = (
 )
 
 
+def _break_then_run(
+    handle: Any, callback: Callable[..., Any], step: int, clock: VirtualClock, *args: Any
+) -> Any:
+    """The callback of a requested break's step: the debugger first, then the call."""
+    handle._callback = callback  # the handle shows its own callback from here on
+    _breakpoint.stop_here(handle, step, clock.now)
+    return callback(*args)
+
+
 class SeedbedLoop(TaskWatch):
     """An asyncio event loop whose every choice is drawn from one seed."""
 
@@ -89,6 +99,18 @@ class SeedbedLoop(TaskWatch):
         self.set_debug(False)
         # Every sleep creates a future; a partial makes the call without a Python frame.
         self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
+        self._break_step: int | None = None
+        self._break_time: int | None = None
+        self._real_step_limit = self._st.step_limit
+        point = _breakpoint.pending()
+        if point is not None:  # see _breakpoint
+            self._break_step, self._break_time = point.step, point.time_ns
+            lowered = point.step - 1 if point.step is not None else 0  # a time: every batch
+            self._st.set_step_limit(min(self._real_step_limit, lowered))
+        if self._st.config.clock_resolution:  # instance methods: no cost on the exact path
+            self._tick = tick_ns(self._st.config.clock_resolution)
+            self.call_later = self._coarse_call_later  # type: ignore[method-assign]
+            self.call_at = self._coarse_call_at  # type: ignore[method-assign]
 
     # -- identity -----------------------------------------------------------
 
@@ -209,6 +231,7 @@ class SeedbedLoop(TaskWatch):
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
         after_step = st.after_node_step  # without lanes, every iteration may run a node
+        explore = st.config.explore_tasks
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
@@ -232,7 +255,7 @@ class SeedbedLoop(TaskWatch):
                     st.cost_position = position + 1
                     cost = costs[position]
                 else:
-                    cost = self._batch_costs(1)[0]
+                    cost = self._batch_costs(1, (handle,))[0]
                 if not handle._cancelled:
                     st.steps += 1
                     clock.now += cost
@@ -248,13 +271,15 @@ class SeedbedLoop(TaskWatch):
                     self._end_drive()
                     break
             elif n:
+                if explore:
+                    reorder_task_steps(ready, n, st.sched, st.pct)
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
                     st.cost_position = end
                     batch = costs[start:end]
                 else:
-                    batch = self._batch_costs(n)
+                    batch = self._batch_costs(n, ready)
                 for cost in batch:
                     handle = popleft()
                     if handle._cancelled:
@@ -296,15 +321,74 @@ class SeedbedLoop(TaskWatch):
         if st.clock.now > st.time_limit:
             raise self._fail(budget_error(st, f"max_time={st.config.max_time}s"))
 
-    def _batch_costs(self, n: int) -> list[int]:
-        """Costs for the next batch, refilling the table; shortened to the step budget."""
+    def _batch_costs(self, n: int, upcoming: Sequence[Any]) -> list[int]:
+        """Costs for the next batch, refilling the table; shortened to the step budget.
+
+        `upcoming[k]` is the batch's k-th callback: a requested break (its
+        step within this batch) is set on the callback that will run it.
+        """
         st = self._st
+        if self._break_step is not None or self._break_time is not None:
+            return self._costs_before_break(n, upcoming)
         left = st.step_limit - st.steps
         if left <= 0:
             raise self._fail(budget_error(self._st, f"max_steps={st.step_limit}"))
         batch = st.take_costs(min(n, left))
         st.place_cost_fence(left - len(batch))
         return batch
+
+    def _costs_before_break(self, n: int, upcoming: Sequence[Any]) -> list[int]:
+        """`_batch_costs` while a break is pending: the lowered budget only
+        brings the loop here, the real one bounds the batch (a batch is never
+        split, or the run would differ from the one being debugged)."""
+        st = self._st
+        if self._break_step is not None and st.steps + n >= self._break_step:
+            self._arm_break(upcoming, n)
+        left = self._real_step_limit - st.steps
+        if left <= 0:
+            raise self._fail(budget_error(self._st, f"max_steps={self._real_step_limit}"))
+        batch = st.take_costs(min(n, left))
+        if self._break_time is not None:
+            self._arm_time_break(upcoming, batch)
+        st.place_cost_fence(max(0, st.step_limit - st.steps - len(batch)))
+        return batch
+
+    def _arm_time_break(self, upcoming: Sequence[Any], batch: list[int]) -> None:
+        """Wrap the batch's first callback to run at or past the break's time."""
+        st = self._st
+        assert self._break_time is not None
+        now, step = st.clock.now, st.steps
+        for k, cost in enumerate(batch):
+            handle = upcoming[k]
+            if handle._cancelled:
+                continue  # runs as no step and takes no time
+            now += cost
+            step += 1
+            if now >= self._break_time:
+                self._wrap(handle, step)
+                self._break_time = None
+                st.set_step_limit(self._real_step_limit)
+                return
+
+    def _arm_break(self, upcoming: Sequence[Any], n: int) -> None:
+        """Wrap the callback that will run the break's step; restore the budget."""
+        st = self._st
+        step = st.steps
+        for k in range(n):
+            handle = upcoming[k]
+            if handle._cancelled:
+                continue  # runs as no step
+            step += 1
+            if step == self._break_step:
+                self._wrap(handle, step)
+                self._break_step = None
+                st.set_step_limit(self._real_step_limit)
+                return
+
+    def _wrap(self, handle: Any, step: int) -> None:
+        handle._callback = functools.partial(
+            _break_then_run, handle, handle._callback, step, self._st.clock
+        )
 
     def _collect_due_timers(self) -> None:
         """Move due timers to the ready queue, ties at one instant in seeded order."""
@@ -478,6 +562,35 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
         return self.call_at_ns(when_ns, callback, *args, context=context)
+
+    def _coarse_call_later(
+        self,
+        delay: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_later` on a coarse clock: the deadline rounded up to a tick."""
+        try:
+            when = self._st.clock.now + int(delay * _NS)
+        except (OverflowError, ValueError):
+            return self._never(delay, callback, args, context)
+        return self.call_at_ns(round_up(when, self._tick), callback, *args, context=context)
+
+    def _coarse_call_at(
+        self,
+        when: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_at` on a coarse clock. The network's deliveries (`call_at_ns`)
+        stay exact: I/O completes when it completes, only timers wait for a tick."""
+        try:
+            when_ns = int(when * _NS)
+        except (OverflowError, ValueError):
+            return self._never(when, callback, args, context)
+        return self.call_at_ns(round_up(when_ns, self._tick), callback, *args, context=context)
 
     def _never(
         self,

@@ -7,7 +7,9 @@ nanoseconds everywhere inside the network.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from seedbed._core import to_ns
 from seedbed._core.validate import (
@@ -16,6 +18,7 @@ from seedbed._core.validate import (
     check_probability,
     check_seconds,
 )
+from seedbed.errors import UsageError
 
 _OWNER = "NetworkConfig"
 
@@ -41,6 +44,12 @@ class NetworkConfig:
       sixth of a small message's simulation time (two more callbacks).
     - `stream_window`: bytes a stream may have written but not yet delivered
       before the writer's protocol is paused (`drain()` blocks).
+    - `link_latency`: per-link latencies, `(min, mean, max)` seconds, keyed by
+      a node name (every link to or from it: a node on a slow line) or by a
+      pair `(a, b)` (both directions between them: a WAN hop). A pair's entry
+      wins; with entries for both nodes, each of min, mean and max is the
+      larger of the two (the slower end sets the pace). Links named in no
+      entry use `latency_min`/`latency_mean`/`latency_max`.
     """
 
     latency_min: float = 0.0005
@@ -53,8 +62,12 @@ class NetworkConfig:
     stream_chunk_max: int = 65536
     stream_window: int = 65536
     stream_split_probability: float = 0.125
+    link_latency: Mapping[str | tuple[str, str], tuple[float, float, float]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
+        _check_link_latency(self.link_latency)
         for name in ("latency_min", "latency_mean", "latency_max"):
             check_seconds(_OWNER, name, getattr(self, name), allow_zero=True)
         for name in ("partition_reset_timeout", "connect_timeout"):
@@ -66,9 +79,54 @@ class NetworkConfig:
         for name in ("stream_chunk_max", "stream_window"):
             check_positive_int(_OWNER, name, getattr(self, name))
 
-    def as_dict(self) -> dict[str, float | int]:
-        """Every setting by name (what a replay must repeat)."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name (what a replay must repeat), JSON-able: a pair
+        key of `link_latency` is written "a<->b"."""
+        settings = {item.name: getattr(self, item.name) for item in fields(self)}
+        settings["link_latency"] = {
+            key if isinstance(key, str) else "<->".join(key): list(value)
+            for key, value in self.link_latency.items()
+        }
+        return settings
+
+    def latency_of(self, src: str, dst: str) -> tuple[float, float, float]:
+        """The (min, mean, max) latency of the link src -> dst."""
+        table = self.link_latency
+        pair = table.get((src, dst)) or table.get((dst, src))
+        if pair is not None:
+            return pair
+        ends = [table[name] for name in (src, dst) if name in table]
+        if not ends:
+            return (self.latency_min, self.latency_mean, self.latency_max)
+        return (
+            max(end[0] for end in ends),
+            max(end[1] for end in ends),
+            max(end[2] for end in ends),
+        )
+
+
+def _check_link_latency(table: object) -> None:
+    """Keys are node names or pairs of them; values (min, mean, max) in order."""
+    if not isinstance(table, Mapping):
+        raise UsageError(
+            f"{_OWNER}.link_latency must be a dict of node or (node, node) to "
+            f"(min, mean, max) seconds, got {table!r}"
+        )
+    for key, value in table.items():
+        pair = isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)
+        if not (isinstance(key, str) or pair):
+            raise UsageError(
+                f"{_OWNER}.link_latency keys must be node names or (node, node) pairs, got {key!r}"
+            )
+        if not (isinstance(value, tuple | list) and len(value) == 3):
+            raise UsageError(
+                f"{_OWNER}.link_latency[{key!r}] must be (min, mean, max) seconds, got {value!r}"
+            )
+        owner = f"{_OWNER}.link_latency[{key!r}]"
+        for name, seconds in zip(("min", "mean", "max"), value, strict=True):
+            check_seconds(owner, name, seconds, allow_zero=True)
+        check_at_least(owner, "mean", value[1], "min", value[0])
+        check_at_least(owner, "max", value[2], "mean", value[1])
 
 
 class Timing:
@@ -76,9 +134,12 @@ class Timing:
 
     __slots__ = ("connect_timeout", "latency_max", "latency_min", "latency_spread", "reset_timeout")
 
-    def __init__(self, config: NetworkConfig) -> None:
-        self.latency_min = to_ns(config.latency_min)
-        self.latency_max = to_ns(config.latency_max)
-        self.latency_spread = config.latency_mean - config.latency_min  # seconds: a mean
+    def __init__(
+        self, config: NetworkConfig, latency: tuple[float, float, float] | None = None
+    ) -> None:
+        low, mean, high = latency or (config.latency_min, config.latency_mean, config.latency_max)
+        self.latency_min = to_ns(low)
+        self.latency_max = to_ns(high)
+        self.latency_spread = mean - low  # seconds: a mean
         self.reset_timeout = to_ns(config.partition_reset_timeout)
         self.connect_timeout = to_ns(config.connect_timeout)

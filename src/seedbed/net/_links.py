@@ -53,11 +53,13 @@ class Link:
         "loss_reason",
         "src",
         "state",
+        "timing",
         "waiting",
     )
 
-    def __init__(self, src: str, dst: str) -> None:
+    def __init__(self, src: str, dst: str, timing: Timing) -> None:
         self.src = src
+        self.timing = timing  # the network's, or this link's own latencies
         self.dst = dst
         self.state = OPEN
         # Resumptions to run in order when the link opens: stalled stream pipes
@@ -73,7 +75,9 @@ class Link:
 class Links:
     """Every link of one network, and the verbs that change them."""
 
-    __slots__ = ("_by_hand", "_links", "_names", "_pattern", "_stream", "_trace", "timing")
+    __slots__ = (
+        "_by_hand", "_config", "_links", "_names", "_pattern", "_stream", "_trace", "timing",
+    )  # fmt: skip
 
     def __init__(
         self, stream: Stream, trace: Trace, config: NetworkConfig, names: Callable[[], list[str]]
@@ -84,12 +88,16 @@ class Links:
         self._links: dict[tuple[str, str], Link] = {}
         self._pattern: dict[tuple[str, str], None] = {}  # links the patterns cut, in order
         self._by_hand: dict[tuple[str, str], None] = {}  # links partitioned or held by name
+        self._config = config
         self.timing = Timing(config)
 
     def get(self, src: str, dst: str) -> Link:
         link = self._links.get((src, dst))
         if link is None:
-            link = self._links[(src, dst)] = Link(src, dst)
+            timing = self.timing
+            if self._config.link_latency:
+                timing = Timing(self._config, self._config.latency_of(src, dst))
+            link = self._links[(src, dst)] = Link(src, dst, timing)
         return link
 
     def latency_ns(self, link: Link) -> int:
@@ -97,8 +105,8 @@ class Links:
         delays = link.delays
         if delays:
             return delays.pop()
-        if self.timing.latency_spread <= 0:
-            return self.timing.latency_min
+        if link.timing.latency_spread <= 0:
+            return link.timing.latency_min
         self._draw_delays(link)
         return link.delays.pop()
 
@@ -109,7 +117,7 @@ class Links:
         loop's CPU costs, a batch is one labelled draw whose value the trace
         hashes, so runs stay replayable and seeds still differ.
         """
-        timing = self.timing
+        timing = link.timing
         bits = self._stream.raw(32 * DELAY_BATCH)
         self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
         spread, low, high = timing.latency_spread, timing.latency_min, timing.latency_max

@@ -194,6 +194,42 @@ class Scenario:
         return describe_events(run.events())
 
 
+def _swarm_loop(seed: int, options: dict[str, Any]) -> dict[str, Any]:
+    """Under swarm, each exploration the user enabled (`explore_tasks`,
+    `clock_resolution`) is on in half the seeds, drawn from its own stream so
+    the fault profile of a seed is the same with or without them: one fixed
+    mix hides bugs that a varied one finds (see `_profile`)."""
+    stream = Entropy(seed, Trace()).stream("swarm loop")
+    drawn: dict[str, Any] = {}
+    if options.get("explore_tasks"):
+        drawn["explore_tasks"] = stream.chance(0.5, "swarm: explore_tasks on")
+    if options.get("clock_resolution"):
+        on = stream.chance(0.5, "swarm: clock_resolution on")
+        drawn["clock_resolution"] = options["clock_resolution"] if on else 0.0
+    return drawn
+
+
+# Swarm's latency profiles, (min, mean, max) one-way seconds per hop.
+LATENCY_PROFILES = {
+    "lan": (0.00005, 0.0002, 0.001),
+    "datacenter": (0.0005, 0.001, 0.005),  # NetworkConfig's default
+    "wan": (0.01, 0.04, 0.2),
+}
+
+
+def _swarm_network(seed: int) -> NetworkConfig:
+    """One seed's network timing: a LAN, a data centre or a WAN, and in half
+    the seeds spikes (a mean four times as far above the minimum, a cap twenty
+    times higher): a narrow latency distribution rarely reorders messages.
+    Its own stream: the fault profile of a seed is unchanged by it."""
+    stream = Entropy(seed, Trace()).stream("swarm network")
+    name = stream.choice(sorted(LATENCY_PROFILES), "swarm: latency profile")
+    low, mean, high = LATENCY_PROFILES[name]
+    if stream.chance(0.5, "swarm: latency spikes"):
+        mean, high = low + 4 * (mean - low), high * 20
+    return NetworkConfig(latency_min=low, latency_mean=mean, latency_max=high)
+
+
 class _Run:
     """One seed of one scenario: the world, its nemesis and its oracles."""
 
@@ -232,6 +268,12 @@ class _Run:
 
     def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:
         options = {**self.scenario.world_options, **self.overrides}
+        swarm_loop: dict[str, Any] = {}
+        if self.scenario.faults == "swarm":
+            swarm_loop = _swarm_loop(seed, options)
+            if options.get("network") is None:  # the user's network is kept as given
+                swarm_loop["network"] = _swarm_network(seed)
+        options.update(swarm_loop)
         options.setdefault("max_time", self.scenario.budget_time)
         options.setdefault("max_steps", DEFAULT_MAX_STEPS)
         profile = self.profile
@@ -249,6 +291,11 @@ class _Run:
         sim = Simulation(seed, trace=trace, **options)
         profile_data = profile.as_dict() if profile is not None else None
         sim.trace_header.update({"scenario": self.scenario.name, "profile": profile_data})
+        if swarm_loop:
+            sim.trace_header["swarm_loop"] = {
+                key: value.as_dict() if isinstance(value, NetworkConfig) else value
+                for key, value in swarm_loop.items()
+            }
         sim.loop.trace.emit(
             "scenario", self.scenario.name, json.dumps(profile_data, sort_keys=True)
         )

@@ -1,0 +1,78 @@
+"""PCT, probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010).
+
+With `LoopConfig(strategy="pct", pct_depth=d, pct_steps=k)` the loop's
+scheduling choices stop being uniform draws and follow PCT:
+
+- every actor (a node's lane in a world; with `explore_tasks`, also every
+  task) gets a distinct random priority when first seen
+  ("pct: priority of a new actor"), all above d;
+- d - 1 change points are drawn among the first k scheduling steps
+  ("pct: change point"); a step is one contested choice: a lane picked
+  among two or more runnable ones, or one task step placed in a batch with
+  others (an uncontested step orders nothing, and not counting it keeps k
+  near the choices that matter and the loop's fast path untouched);
+- at each choice the highest-priority candidate runs: the lane among the
+  runnable ones, and the order of task steps ready together;
+- when the step count reaches the i-th change point, the actor that ran it
+  drops to priority d - i, below every initial priority.
+
+A bug of depth d (one needing d ordering constraints between actors) is
+found by one run with probability at least 1 / (n * k^(d-1)) for n actors,
+where uniform random scheduling can need exponentially many runs: a node
+that must run twenty iterations in a row before another runs once is a
+one-in-a-million order for coin flips and a one-in-two order for PCT.
+Everything else (timer ties, latencies, faults, checkpoints) is still drawn
+as under `strategy="random"`, the default.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from typing import Any
+
+
+class Pct:
+    """One run's PCT state: priorities by actor, change points, step count."""
+
+    __slots__ = ("changes", "depth", "priority", "steps", "stream")
+
+    def __init__(self, stream: Any, depth: int, horizon: int) -> None:
+        self.stream = stream
+        self.depth = depth
+        self.priority: dict[Any, tuple[int, int]] = {}  # a lookup by actor, never an order
+        changes: list[int] = []
+        for _ in range(depth - 1):
+            insort(changes, 1 + stream.below(horizon, "pct: change point"))
+        self.changes = changes  # step numbers, ascending (ties: one drop each)
+        self.steps = 0
+
+    def _priority_of(self, actor: Any) -> tuple[int, int]:
+        found = self.priority.get(actor)
+        if found is None:  # initial priorities rank above every lowered one (1, ...)
+            found = self.priority[actor] = (
+                1,
+                self.stream.below(1 << 30, "pct: priority of a new actor"),
+            )
+        return found
+
+    def ran(self, actor: Any) -> None:
+        """Count one step by `actor`; at a change point, lower its priority."""
+        self.steps += 1
+        changes = self.changes
+        while changes and changes[0] <= self.steps:
+            changes.pop(0)
+            self.priority[actor] = (0, len(changes))  # later change points rank lower
+
+    def pick(self, candidates: list[Any], actor_of: Any) -> int:
+        """The index of the candidate whose actor has the highest priority."""
+        best = 0
+        best_priority = self._priority_of(actor_of(candidates[0]))
+        for index in range(1, len(candidates)):
+            priority = self._priority_of(actor_of(candidates[index]))
+            if priority > best_priority:
+                best, best_priority = index, priority
+        return best
+
+    def order(self, actors: list[Any]) -> list[int]:
+        """Indices of `actors` from highest priority to lowest (stable for one actor's steps)."""
+        return sorted(range(len(actors)), key=lambda i: self._priority_of(actors[i]), reverse=True)
