@@ -44,13 +44,13 @@ def test_the_marker_runs_a_test_once_per_seed_with_stable_readable_ids(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_seeded=SEEDED)
-    first = pytester.runpytest("-v")
+    first = pytester.runpytest_subprocess("-v")
     first.assert_outcomes(passed=7)
-    again = pytester.runpytest("-v")
+    again = pytester.runpytest_subprocess("-v")
     even = _ids(first.stdout.str(), "test_even")
     assert len(set(even)) == 4 and even == _ids(again.stdout.str(), "test_even")
     assert not set(even) & set(_ids(first.stdout.str(), "test_other"))  # per-test seeds
-    base = pytester.runpytest("-v", "--seedbed-base-seed=5")
+    base = pytester.runpytest_subprocess("-v", "--seedbed-base-seed=5")
     assert _ids(base.stdout.str(), "test_even") != even
 
 
@@ -58,16 +58,16 @@ def test_the_count_can_be_overridden_and_one_seed_chosen(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_seeded=SEEDED)
-    pytester.runpytest("--seedbed-seeds=2").assert_outcomes(passed=4)
-    chosen = pytester.runpytest("-v", "--seedbed-seed=0x2A")
+    pytester.runpytest_subprocess("--seedbed-seeds=2").assert_outcomes(passed=4)
+    chosen = pytester.runpytest_subprocess("-v", "--seedbed-seed=0x2A")
     chosen.assert_outcomes(passed=2)
     assert "test_even[seed=42] PASSED" in chosen.stdout.str()
     monkeypatch.setenv("DST_SEED", "7")
-    only = pytester.runpytest("-v", "test_seeded.py::test_even")
+    only = pytester.runpytest_subprocess("-v", "test_seeded.py::test_even")
     only.assert_outcomes(passed=1)
     assert "test_even[seed=7] PASSED" in only.stdout.str()
     monkeypatch.setenv("DST_SEED", "seven")
-    refused = pytester.runpytest()
+    refused = pytester.runpytest_subprocess()
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert "DST_SEED='seven' is not a seed" in refused.stderr.str()
 
@@ -76,7 +76,7 @@ def test_a_failing_seed_ends_with_the_line_that_replays_it_and_the_summary_lists
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_parity=FAILING)
-    result = pytester.runpytest()
+    result = pytester.runpytest_subprocess()
     output = result.stdout.str()
     lines = re.findall(r"replay this seed: (.*)", output)
     failed = result.parseoutcomes()["failed"]
@@ -90,7 +90,7 @@ def test_a_failing_seed_ends_with_the_line_that_replays_it_and_the_summary_lists
     seed = re.search(r"DST_SEED=(\d+)", line)
     assert seed is not None
     monkeypatch.setenv("DST_SEED", seed.group(1))
-    replayed = pytester.runpytest(line.rsplit(" ", 1)[1].strip("'"))
+    replayed = pytester.runpytest_subprocess(line.rsplit(" ", 1)[1].strip("'"))
     replayed.assert_outcomes(failed=1)
     assert f"odd seed {seed.group(1)}" in replayed.stdout.str()
 
@@ -116,7 +116,7 @@ async def test_fails_inside_the_loop():
 
 def test_async_tests_under_the_marker_run_on_seedbeds_loop(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_async=ASYNC)
-    result = pytester.runpytest("-v")
+    result = pytester.runpytest_subprocess("-v")
     result.assert_outcomes(passed=3, failed=1)
     output = result.stdout.str()
     assert "AssertionError: impossible draw" in output
@@ -131,7 +131,7 @@ def test_pytest_asyncio_in_auto_mode_is_refused_with_a_clear_message(
     pytester.makeini(
         "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
     )
-    result = pytester.runpytest("-p", "asyncio")
+    result = pytester.runpytest_subprocess("-p", "asyncio")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     error = result.stderr.str()
     assert re.search(r"pytest-asyncio would run test_async.py::test_\w+\[seed=\d+\] on a real loop",
@@ -140,7 +140,7 @@ def test_pytest_asyncio_in_auto_mode_is_refused_with_a_clear_message(
     pytester.makeini(
         "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
     )
-    pytester.runpytest("-p", "asyncio").assert_outcomes(passed=3, failed=1)
+    pytester.runpytest_subprocess("-p", "asyncio").assert_outcomes(passed=3, failed=1)
 
 
 SCENARIO = """
@@ -176,7 +176,7 @@ def test_failing(seedbed_run):
 
 def test_seedbed_run_runs_a_scenario_under_the_tests_seed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plugin_scenarios=SCENARIO)
-    result = pytester.runpytest()
+    result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=2, failed=1)
     output = result.stdout.str()
     assert "client gave up" in output
