@@ -1,0 +1,224 @@
+"""A sweep on a Dask cluster: the same records, streamed back per seed.
+
+`DaskPool` has the local `WorkerPool`'s interface (`run`, `close`), so the
+sweep engine, the results file, resume and the summary are the same code
+whichever runs the seeds. Only the target's name, the run options and seed
+numbers go over the wire; each Dask worker imports the target itself, and
+records come back as JSON-able dicts.
+
+On a Dask worker a task runs a batch of seeds through seedbed's own worker
+process (`_pool.WorkerPool` with one process, kept per worker thread across
+batches), never in the Dask worker itself. That keeps every local guarantee:
+the fixed hash seed (identical trace hashes), a seed that kills its process
+or outlives `--seed-timeout` recorded as `crash`/`timeout` instead of taking
+the Dask worker down, and one core per Dask worker thread without the GIL.
+
+Each record is sent the moment it is known with `Worker.log_event` on a topic
+of this sweep: non-blocking (the worker's batched stream to the scheduler),
+and ordered with the task's own completion on the same streams, so when a
+batch's future is done its records have arrived. A Distributed `Queue` would
+add a blocking round trip per seed; Pub/Sub promises no delivery. A worker
+that dies mid-batch loses only records it had not yet sent; Dask runs the
+batch again elsewhere. Records of seeds already received are then dropped
+(runs are deterministic: they are equal), and a batch that ends with seeds
+missing has them run again, so no seed is lost or written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from seedbed._sweep._pool import WorkerPool
+from seedbed.errors import UsageError
+
+Record = dict[str, Any]
+EXTRA = "the Dask backend needs the optional extra: pip install 'seedbed[dask]'"
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
+_TICK = 0.25  # seconds between progress updates while waiting
+_MAX_BATCH = 100  # seeds per task at most: a worker's death reruns at most this many
+_BATCHES_PER_THREAD = 4  # in flight per worker thread, so no thread waits for work
+_ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
+_ATTEMPTS = 3  # times a seed is sent before its missing record is an error
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(EXTRA) from None
+    return distributed
+
+
+# -- the worker's side -------------------------------------------------------
+
+_local = threading.local()
+
+
+def _thread_pool(settings: dict[str, Any], seed_timeout: float) -> WorkerPool:
+    """This thread's seedbed worker process for these settings, started once.
+
+    Per thread, because the process dies with the thread that started it
+    (the worker asks Linux for that), so only that thread may use it.
+    """
+    key = json.dumps([settings, seed_timeout], sort_keys=True)
+    if getattr(_local, "key", None) != key:
+        if getattr(_local, "pool", None) is not None:
+            _local.pool.close()
+        log_dir = Path(tempfile.gettempdir()) / f"seedbed-dask-{uuid.uuid4().hex[:8]}"
+        _local.pool = WorkerPool(settings, 1, log_dir, seed_timeout)
+        _local.key = key
+    pool: WorkerPool = _local.pool
+    return pool
+
+
+def run_batch(
+    settings: dict[str, Any], seeds: list[int], topic: str, seed_timeout: float
+) -> Record:
+    """The Dask task: run `seeds`, logging each record under `topic` as it finishes."""
+    worker = _distributed().get_worker()
+    pool = _thread_pool(settings, seed_timeout)
+    try:
+        pool.run(({"seed": seed} for seed in seeds), lambda r: worker.log_event(topic, r))
+    except UsageError as exc:  # sent back as data: the client need not unpickle our class
+        pool.close()
+        _local.key = _local.pool = None
+        return {"usage": f"on Dask worker {worker.address}: {exc}"}
+    return {"ran": len(seeds)}
+
+
+# -- the client's side -------------------------------------------------------
+
+
+def _connect(scheduler: str) -> tuple[Any, Any]:
+    """(client, cluster we started or None) for `tcp://HOST:PORT` or `local:N`."""
+    distributed = _distributed()
+    if scheduler.startswith("local:"):
+        count = scheduler.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
+        cluster = distributed.LocalCluster(
+            n_workers=int(count), threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=50,
+        )  # fmt: skip
+        return distributed.Client(cluster), cluster
+    if "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
+        raise UsageError(
+            f"--scheduler {scheduler}: not a scheduler address; "
+            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
+        )
+    try:
+        return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({first}); "
+            "is `dask scheduler` running, and the port open?"
+        ) from None
+
+
+class DaskPool:
+    """Seeds run as batches on a Dask cluster; `run` and `close` as `WorkerPool`'s."""
+
+    def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float) -> None:
+        self._client, self._cluster = _connect(scheduler)
+        self._settings = settings
+        self._seed_timeout = seed_timeout
+        self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
+        self._arrived: queue.SimpleQueue[Record] = queue.SimpleQueue()
+        self._client.subscribe_topic(self._topic, lambda event: self._arrived.put(event[1]))
+        self._seen: set[int] = set()
+        self._sent: dict[int, int] = {}  # seed -> times sent, for seeds with no record yet
+        self._batches = 0
+        self._threads, self._asked = 1, -math.inf
+
+    @property
+    def threads(self) -> int:
+        """How many seeds the cluster runs at once (its worker threads), asked every few s.
+
+        Workers may join or leave a real cluster during a sweep.
+        """
+        now = time.monotonic()
+        if now - self._asked > _ASK_EVERY:
+            nthreads: dict[str, int] = self._client.nthreads()
+            self._threads, self._asked = max(1, sum(nthreads.values())), now
+        return self._threads
+
+    def run(
+        self,
+        requests: Iterable[Record],
+        on_record: Callable[[Record], None],
+        on_tick: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Run every request on the cluster; `on_record` once per seed, as records arrive."""
+        todo = [int(request["seed"]) for request in requests]
+        size = max(1, min(_MAX_BATCH, math.ceil(len(todo) / (self.threads * 8))))
+        waiting = [todo[i : i + size] for i in range(0, len(todo), size)]
+        running: dict[Any, list[int]] = {}
+        while waiting or running:
+            while waiting and len(running) < self.threads * _BATCHES_PER_THREAD:
+                seeds = waiting.pop(0)
+                running[self._submit(seeds)] = seeds
+            done = [future for future in running if future.done()]
+            self._deliver(on_record, wait=not done)  # a batch's records precede its end
+            for future in done:
+                missing = self._finished(future, running.pop(future))
+                if missing:
+                    waiting.append(missing)
+            on_tick()
+
+    def _submit(self, seeds: list[int]) -> Any:
+        self._batches += 1
+        for seed in seeds:
+            self._sent[seed] = self._sent.get(seed, 0) + 1
+            if self._sent[seed] > _ATTEMPTS:
+                raise UsageError(
+                    f"seed {seed} ran {_ATTEMPTS} times on the Dask cluster and its record "
+                    "never arrived; --resume continues the sweep"
+                )
+        return self._client.submit(
+            run_batch, self._settings, seeds, self._topic, self._seed_timeout,
+            key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
+        )  # fmt: skip
+
+    def _deliver(self, on_record: Callable[[Record], None], wait: bool) -> None:
+        try:
+            record = self._arrived.get(timeout=_TICK) if wait else self._arrived.get_nowait()
+            while True:
+                if record["seed"] not in self._seen:  # a rerun batch repeats equal records
+                    self._seen.add(record["seed"])
+                    self._sent.pop(record["seed"], None)
+                    on_record(record)
+                record = self._arrived.get_nowait()
+        except queue.Empty:
+            return
+
+    def _finished(self, future: Any, seeds: list[int]) -> list[int]:
+        """The batch's seeds with no record yet; raise if the target cannot run."""
+        if future.status == "error":
+            exc = future.exception()
+            raise UsageError(
+                f"a Dask task running seeds {seeds[0]}-{seeds[-1]} failed "
+                f"({type(exc).__name__}: {exc}); --resume continues the sweep"
+            )
+        outcome = future.result()
+        if "usage" in outcome:
+            raise UsageError(str(outcome["usage"]))
+        return [seed for seed in seeds if seed not in self._seen]
+
+    def close(self) -> None:
+        """Cancel what still runs; close the client and any cluster we started."""
+        try:
+            self._client.unsubscribe_topic(self._topic)
+            self._client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()
