@@ -73,12 +73,12 @@ def test_a_local_cluster_losing_a_worker_midway_writes_the_same_results_as_a_loc
         if sweep.poll() is None:
             sweep.kill()
     assert killed_at < 120, "the sweep ended before the worker was killed"
-    assert sweep.returncode == 1, stderr
+    assert sweep.returncode == 1, (stdout, stderr)
     assert "120 seeds:" in stdout and "2 Dask workers" in stdout
     assert seed_results(results) == seed_results(local / "results.jsonl")  # no seed twice
     assert len(seed_results(results)) == 120
-    ran_on = {r.get("worker") for r in records(results) if r["kind"] == "seed"}
-    assert len(ran_on) >= 2  # both workers took part (and the restarted one, maybe)
+    assert all(r["worker"].startswith("tcp://") for r in records(results)[1:])
+    assert "Traceback" not in stderr
 
 
 def test_without_the_extra_the_sweep_says_which_to_install(

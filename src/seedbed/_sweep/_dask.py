@@ -13,15 +13,18 @@ the fixed hash seed (identical trace hashes), a seed that kills its process
 or outlives `--seed-timeout` recorded as `crash`/`timeout` instead of taking
 the Dask worker down, and one core per Dask worker thread without the GIL.
 
-Each record is sent the moment it is known with `Worker.log_event` on a topic
-of this sweep: non-blocking (the worker's batched stream to the scheduler),
-and ordered with the task's own completion on the same streams, so when a
-batch's future is done its records have arrived. A Distributed `Queue` would
-add a blocking round trip per seed; Pub/Sub promises no delivery. A worker
-that dies mid-batch loses only records it had not yet sent; Dask runs the
-batch again elsewhere. Records of seeds already received are then dropped
-(runs are deterministic: they are equal), and a batch that ends with seeds
-missing has them run again, so no seed is lost or written twice.
+Each record is sent within `_FLUSH` s of finishing (with any others that
+finished meanwhile: a message per seed costs Dask as much CPU as a short seed)
+by `Worker.log_event` on a topic of this sweep. That is non-blocking (the
+worker's batched stream to the scheduler) and ordered with the task's own
+completion on the same streams, so when a batch's future is done its records
+have arrived; the scheduler keeps only the last 1000 events of a topic. A
+Distributed `Queue` would add a blocking round trip per message, and Pub/Sub
+promises no delivery. A worker that dies mid-batch loses only records it had
+not yet sent; Dask runs the batch again elsewhere. Records of seeds already
+received are then dropped (runs are deterministic: they are equal), and a
+batch that ends with seeds missing has them sent again, so no seed is lost
+or written twice.
 """
 
 from __future__ import annotations
@@ -105,22 +108,20 @@ class _Sender:
             self._pending, self._sent = [], now
 
 
-def run_batch(
-    settings: dict[str, Any], seeds: list[int], topic: str, seed_timeout: float
-) -> Record:
+def run_batch(settings: dict[str, Any], seeds: list[int], topic: str, seed_timeout: float) -> None:
     """The Dask task: run `seeds`, sending each record under `topic` soon after it finishes."""
     worker = _distributed().get_worker()
     pool = _thread_pool(settings, seed_timeout)
     sender = _Sender(worker, topic)
     try:
         pool.run(({"seed": seed} for seed in seeds), sender.add, lambda: sender.flush(False))
-    except UsageError as exc:  # sent back as data: the client need not unpickle our class
+    except UsageError as exc:  # sent as data: the client need not unpickle our class
         pool.close()
         _local.key = _local.pool = None
-        return {"usage": f"on Dask worker {worker.address}: {exc}"}
+        sender.flush()
+        worker.log_event(topic, {"usage": f"on Dask worker {worker.address}: {exc}"})
     finally:
         sender.flush()
-    return {"ran": len(seeds)}
 
 
 # -- the client's side -------------------------------------------------------
@@ -200,7 +201,7 @@ class DaskPool:
     ) -> None:
         """Run every request on the cluster; `on_record` once per seed, as records arrive."""
         todo = [int(request["seed"]) for request in requests]
-        size = max(1, min(_MAX_BATCH, math.ceil(len(todo) / (self.threads * 8))))
+        size = max(1, min(_MAX_BATCH, math.ceil(len(todo) / (self.threads * 4))))
         waiting = [todo[i : i + size] for i in range(0, len(todo), size)]
         running: dict[Any, list[int]] = {}
         while waiting or running:
@@ -218,6 +219,9 @@ class DaskPool:
     def _received(self, event: tuple[float, Record]) -> None:
         """On the client's event-loop thread: hand the records to the sweep's thread."""
         message = event[1]
+        if "usage" in message:
+            self._arrived.put(message)  # the target cannot run there: the sweep stops
+            return
         for record in message["records"]:
             record["worker"] = message.get("worker")  # which Dask worker ran it (display only)
             self._arrived.put(record)
@@ -240,6 +244,8 @@ class DaskPool:
         try:
             record = self._arrived.get(timeout=_TICK) if wait else self._arrived.get_nowait()
             while True:
+                if "usage" in record:
+                    raise UsageError(str(record["usage"]))
                 if record["seed"] not in self._seen:  # a rerun batch repeats equal records
                     self._seen.add(record["seed"])
                     self._sent.pop(record["seed"], None)
@@ -256,9 +262,6 @@ class DaskPool:
                 f"a Dask task running seeds {seeds[0]}-{seeds[-1]} failed "
                 f"({type(exc).__name__}: {exc}); --resume continues the sweep"
             )
-        outcome = future.result()
-        if "usage" in outcome:
-            raise UsageError(str(outcome["usage"]))
         return [seed for seed in seeds if seed not in self._seen]
 
     def close(self) -> None:
