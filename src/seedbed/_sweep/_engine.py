@@ -136,11 +136,7 @@ def run_sweep(spec: SweepSpec) -> int:
     todo = [seed for seed in spec.seeds if seed not in finished]
     failed = sum(1 for seed in finished if previous.seeds[seed]["status"] != "pass")
     settings = {"target": spec.target, "options": spec.options, "runner": runner_prefix()}
-    try:
-        pool = _pool(spec, settings, len(todo))
-    except BaseException:
-        writer.close()
-        raise
+    pool: WorkerPool | DaskPool | None = None
     stopped: str | None = None
     progress = LiveProgress(spec.count, len(finished), failed)
 
@@ -149,15 +145,18 @@ def run_sweep(spec: SweepSpec) -> int:
         progress.seed_done(record)
 
     try:
-        with _stop_on_terminate(), progress:
-            pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
+        with _stop_on_terminate():
+            pool = _pool(spec, settings, len(todo))  # reaching a Dask cluster may take seconds
+            with progress:
+                pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
     except KeyboardInterrupt:
         stopped = "Ctrl-C"
     except _Stopped as stop:
         stopped = "SIGTERM" if str(stop) == "SIGTERM" else str(stop)
     finally:
         with _signals_ignored():
-            pool.close()
+            if pool is not None:
+                pool.close()
             writer.close()
     return _finish(spec, progress, stopped)
 
