@@ -175,13 +175,13 @@ def test_failing(seedbed_run):
 
 
 def test_seedbed_run_runs_a_scenario_under_the_tests_seed(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_scenarios=SCENARIO)
+    pytester.makepyfile(test_plugin_scenarios=SCENARIO)
     result = pytester.runpytest()
     result.assert_outcomes(passed=2, failed=1)
     output = result.stdout.str()
     assert "client gave up" in output
     assert re.search(r"replay: PYTHONHASHSEED=0 DST_SEED=\d+ (uv run )?pytest "
-                     r"'test_scenarios.py::test_failing\[seed=\d+\]'", output)  # fmt: skip
+                     r"'test_plugin_scenarios.py::test_failing\[seed=\d+\]'", output)  # fmt: skip
 
 
 def test_seeds_are_the_same_under_xdist_workers(pytester: pytest.Pytester) -> None:
