@@ -1,4 +1,4 @@
-"""Benchmark: a sweep's seeds per second with one and two workers, and the pool's cost.
+"""Benchmark: a sweep's seeds per second with one and two workers, locally and on Dask.
 
 One run measures, interleaved over several rounds, for a fixed small scenario
 (`_sweep_scenario.py`: three servers, two clients, crashes):
@@ -7,15 +7,19 @@ One run measures, interleaved over several rounds, for a fixed small scenario
 - the worker pool with 1 and with 2 workers, each seed's record appended to
   a results file as `seedbed sweep` does, after the workers have started
   (their start-up, the interpreter and the imports, is reported apart);
+- a 2-worker Dask `LocalCluster` (`--scheduler local:2`), when `distributed`
+  is installed, started once (its start-up reported apart) and warmed up;
 - the per-seed overhead of the pool: its time per seed with one worker minus
-  the baseline's.
+  the baseline's; and of each 2-worker backend: two workers' time per seed
+  (each worker's share of the wall clock) minus the baseline's.
 
 Targets (issue 10): `--jobs 2` at >= 1.7x `--jobs 1` on a 2-core machine, and
-a per-seed overhead under 5 ms. The load average is printed at the start and
+a per-seed overhead under 5 ms; (issue 15) the 2-worker cluster within 15% of
+`--jobs 2`'s seeds per second. The load average is printed at the start and
 the end: other processes on the machine take cores from the workers, and the
 2-worker ratio shows it. It reports; it never gates.
 
-    PYTHONHASHSEED=0 python bench/sweep.py [--seeds 200] [--rounds 3] [--json]
+    PYTHONHASHSEED=0 python bench/sweep.py [--seeds 200] [--rounds 3] [--json] [--no-dask]
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import _sweep_scenario
+from seedbed._sweep._dask import DaskPool
 from seedbed._sweep._pool import WorkerPool
 from seedbed._sweep._results import ResultsWriter
 
 TARGET = str(Path(__file__).with_name("_sweep_scenario.py")) + ":scenario"
+SETTINGS = {"target": TARGET, "options": {}, "runner": "seedbed"}
 
 
 def in_process(seeds: range) -> float:
@@ -48,8 +54,7 @@ def in_process(seeds: range) -> float:
 
 def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float]:
     """(seconds for the workers to start, seconds per seed once started) with `jobs` workers."""
-    settings = {"target": TARGET, "options": {}, "runner": "seedbed"}
-    pool = WorkerPool(settings, jobs, folder / "logs", seed_timeout=300.0)
+    pool = WorkerPool(SETTINGS, jobs, folder / "logs", seed_timeout=300.0)
     writer = ResultsWriter(folder / f"results-{jobs}.jsonl", keep_bytes=None)
     warm_up = [{"seed": 10**9 + i} for i in range(jobs)]  # one per worker: starts them all
     try:
@@ -64,18 +69,65 @@ def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float]:
     return ready - started, (done - ready) / len(seeds)
 
 
-def measure(seeds: int, rounds: int) -> dict[str, Any]:
+def start_cluster(workers: int) -> tuple[DaskPool, float]:
+    """A `local:N` cluster with its seedbed worker processes started, and the seconds it took."""
+    started = time.perf_counter()
+    cluster = DaskPool(f"local:{workers}", SETTINGS, seed_timeout=300.0)
+    cluster.run([{"seed": 10**9 + i} for i in range(4 * workers)], lambda record: None)
+    return cluster, time.perf_counter() - started
+
+
+def on_cluster(seeds: range, cluster: DaskPool, folder: Path) -> float:
+    """Seconds per seed on a started cluster, each record appended to a results file."""
+    writer = ResultsWriter(folder / "results-dask.jsonl", keep_bytes=None)
+    try:
+        started = time.perf_counter()
+        cluster.run([{"seed": seed} for seed in seeds], writer.append)
+        return (time.perf_counter() - started) / len(seeds)
+    finally:
+        writer.close()
+
+
+def measure(seeds: int, rounds: int, dask: bool) -> dict[str, Any]:
     seed_range = range(seeds)
     samples: dict[str, list[float]] = {"loop": [], "start1": [], "pool1": [], "start2": [],
-                                       "pool2": []}  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="seedbed-bench-sweep-") as name:
-        for _ in range(rounds):
-            samples["loop"].append(in_process(seed_range))
-            for jobs in (1, 2):
-                start, per_seed = pooled(seed_range, jobs, Path(name))
-                samples[f"start{jobs}"].append(start)
-                samples[f"pool{jobs}"].append(per_seed)
-    median = {key: statistics.median(values) for key, values in samples.items()}
+                                       "pool2": [], "dask2": []}  # fmt: skip
+    cluster, cluster_start = start_cluster(2) if dask else (None, 0.0)
+    try:
+        with tempfile.TemporaryDirectory(prefix="seedbed-bench-sweep-") as name:
+            for _ in range(rounds):
+                samples["loop"].append(in_process(seed_range))
+                for jobs in (1, 2):
+                    start, per_seed = pooled(seed_range, jobs, Path(name))
+                    samples[f"start{jobs}"].append(start)
+                    samples[f"pool{jobs}"].append(per_seed)
+                if cluster is not None:
+                    # A fresh run: every seed on the cluster again, none deduplicated away.
+                    cluster._seen.clear()
+                    samples["dask2"].append(on_cluster(seed_range, cluster, Path(name)))
+    finally:
+        if cluster is not None:
+            cluster.close()
+    median = {key: statistics.median(values) for key, values in samples.items() if values}
+    return {**_pool_figures(seeds, rounds, samples, median),
+            **_dask_figures(median, cluster_start)}  # fmt: skip
+
+
+def _dask_figures(median: dict[str, float], cluster_start: float) -> dict[str, Any]:
+    if "dask2" not in median:
+        return {}
+    return {
+        "dask2_seeds_per_s": 1 / median["dask2"],
+        "dask2_over_jobs2": median["pool2"] / median["dask2"],
+        "jobs2_overhead_ms_per_seed": (2 * median["pool2"] - median["loop"]) * 1000,
+        "dask2_overhead_ms_per_seed": (2 * median["dask2"] - median["loop"]) * 1000,
+        "dask2_start_s": cluster_start,
+    }
+
+
+def _pool_figures(
+    seeds: int, rounds: int, samples: dict[str, list[float]], median: dict[str, float]
+) -> dict[str, Any]:
     return {
         "seeds": seeds,
         "rounds": rounds,
@@ -94,9 +146,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask LocalCluster")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    result = measure(args.seeds, args.rounds)
+    result = measure(args.seeds, args.rounds, dask=not args.no_dask and _has_dask())
     result["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     result["cores"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     if args.json:
@@ -116,6 +169,24 @@ def main() -> None:
     starts = result["worker_start_s"]
     print(f"  worker start-up (once)         {starts['jobs1']:8.2f} s with 1, "
           f"{starts['jobs2']:.2f} s with 2")  # fmt: skip
+    if "dask2_seeds_per_s" in result:
+        _print_dask(result)
+
+
+def _print_dask(result: dict[str, Any]) -> None:
+    print(f"  Dask local:2                   {result['dask2_seeds_per_s']:8.1f} seeds/s")
+    print(f"  Dask local:2 / --jobs 2        {result['dask2_over_jobs2']:8.2f}x  (target >= 0.85x)")
+    print(f"  per-seed overhead, 2 workers   {result['jobs2_overhead_ms_per_seed']:8.2f} ms "
+          f"--jobs 2, {result['dask2_overhead_ms_per_seed']:.2f} ms Dask")  # fmt: skip
+    print(f"  Dask cluster start-up (once)   {result['dask2_start_s']:8.2f} s")
+
+
+def _has_dask() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

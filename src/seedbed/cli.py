@@ -264,9 +264,13 @@ def _replay_scenario(scenario: Any, trace_path: str) -> Any:
 @click.option("--require-sometimes", is_flag=True,
               help="a `sometimes` assertion never true in any seed fails the sweep")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
+                   "workers (pip install 'seedbed[dask]')")  # fmt: skip
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
-          show_traceback: bool, require_sometimes: bool, as_json: bool) -> None:  # fmt: skip
+          show_traceback: bool, require_sometimes: bool, as_json: bool,
+          scheduler: str | None) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     from seedbed._sweep._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
     from seedbed.errors import UsageError
@@ -275,7 +279,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
         target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
         options={"max_steps": max_steps, "max_time": max_time, "strict": strict},
         resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
-        require_sometimes=require_sometimes, argv=argv(),
+        require_sometimes=require_sometimes, argv=argv(), scheduler=scheduler,
     )  # fmt: skip
     try:
         code = run_sweep(spec)

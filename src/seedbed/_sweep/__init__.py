@@ -6,6 +6,8 @@ The pieces, one job each:
 - `_run`: one seed of any target, through `run_target` (contract 3).
 - `_worker`: the worker process, which runs one seed per request.
 - `_pool`: the parent's side: workers, the wall-clock watchdog, crashes.
+- `_dask`: the same interface on a Dask cluster (`--scheduler`), batches of
+  seeds through a `_pool` on each Dask worker, records streamed back.
 - `_results`: `DIR/results.jsonl`, appended and flushed per seed; resume.
 - `_summary`: totals, failure buckets, fault effectiveness, assertions.
 - `_display`: progress on a terminal, status lines elsewhere, the summary.

@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from seedbed._sweep._command import runner_prefix
+from seedbed._sweep._dask import DaskPool
 from seedbed._sweep._display import LiveProgress, summary_lines
 from seedbed._sweep._pool import WorkerPool
 from seedbed._sweep._results import (
@@ -58,6 +59,7 @@ class SweepSpec:
     traceback: bool = False
     require_sometimes: bool = False
     argv: list[str] = field(default_factory=list)  # to print the command that resumes
+    scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
 
     @property
     def seeds(self) -> range:
@@ -134,8 +136,7 @@ def run_sweep(spec: SweepSpec) -> int:
     todo = [seed for seed in spec.seeds if seed not in finished]
     failed = sum(1 for seed in finished if previous.seeds[seed]["status"] != "pass")
     settings = {"target": spec.target, "options": spec.options, "runner": runner_prefix()}
-    pool = WorkerPool(settings, min(spec.jobs, max(1, len(todo))), spec.out / "logs",
-                      spec.seed_timeout)  # fmt: skip
+    pool: WorkerPool | DaskPool | None = None
     stopped: str | None = None
     progress = LiveProgress(spec.count, len(finished), failed)
 
@@ -144,17 +145,30 @@ def run_sweep(spec: SweepSpec) -> int:
         progress.seed_done(record)
 
     try:
-        with _stop_on_terminate(), progress:
-            pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
+        with _stop_on_terminate():
+            pool = _pool(spec, settings, len(todo))  # reaching a Dask cluster may take seconds
+            with progress:
+                pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
     except KeyboardInterrupt:
         stopped = "Ctrl-C"
     except _Stopped as stop:
         stopped = "SIGTERM" if str(stop) == "SIGTERM" else str(stop)
     finally:
         with _signals_ignored():
-            pool.close()
+            if pool is not None:
+                pool.close()
             writer.close()
     return _finish(spec, progress, stopped)
+
+
+def _pool(spec: SweepSpec, settings: Record, todo: int) -> WorkerPool | DaskPool:
+    """The local worker processes, or a Dask cluster when `--scheduler` names one."""
+    if spec.scheduler is None:
+        jobs = min(spec.jobs, max(1, todo))
+        return WorkerPool(settings, jobs, spec.out / "logs", spec.seed_timeout)
+    pool = DaskPool(spec.scheduler, settings, spec.seed_timeout)
+    spec.jobs = pool.threads  # for the summary: seeds the cluster runs at once
+    return pool
 
 
 @contextmanager
@@ -192,7 +206,7 @@ def _headline(
     spec: SweepSpec, summary: Summary, progress: LiveProgress, stopped: str | None
 ) -> list[str]:
     speed = f"{progress.ran} run in {progress.elapsed():.1f} s, {progress.rate():.1f} seeds/s"
-    jobs = f"{spec.jobs} worker{'s' if spec.jobs != 1 else ''}"
+    jobs = f"{spec.jobs} {'Dask ' if spec.scheduler else ''}worker{'s' if spec.jobs != 1 else ''}"
     head = f"{summary.seeds} seeds"
     if stopped:
         head = f"stopped by {stopped} after {summary.seeds} of {spec.count} seeds"
