@@ -89,10 +89,10 @@ def _is_number(value: object) -> TypeGuard[float]:
 
 
 def _refuse(owner: str, name: str, value: object, allowed: str) -> NoReturn:
-    raise UsageError(f"{owner}.{name} must be {allowed}, got {_shown(value)}")
+    raise UsageError(f"{owner}.{name} must be {allowed}, got {shown(value)}")
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     """The value as written, short: a 400-digit int is not worth printing."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
         return f"an int of {len(str(abs(value))) if abs(value) < 10**4000 else 'over 4000'} digits"

@@ -18,6 +18,7 @@ from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
 from seedbed._core.validate import (
     check_at_least,
     check_bool,
+    check_choice,
     check_positive_int,
     check_seconds,
 )
@@ -87,10 +88,7 @@ class LoopConfig:
         check_bool("LoopConfig", "strict", self.strict)
 
     def _check_strategy(self) -> None:
-        if self.strategy not in ("random", "pct"):
-            raise UsageError(
-                f'LoopConfig.strategy must be "random" or "pct", got {self.strategy!r}'
-            )
+        check_choice("LoopConfig", "strategy", self.strategy, ("random", "pct"))
         check_positive_int("LoopConfig", "pct_depth", self.pct_depth)
         check_positive_int("LoopConfig", "pct_steps", self.pct_steps)
         if self.strategy == "random" and (self.pct_depth, self.pct_steps) != (3, 1000):

@@ -17,6 +17,7 @@ from seedbed._core.validate import (
     check_positive_int,
     check_probability,
     check_seconds,
+    shown,
 )
 from seedbed.errors import UsageError
 
@@ -110,19 +111,20 @@ def _check_link_latency(table: object) -> None:
     if not isinstance(table, Mapping):
         raise UsageError(
             f"{_OWNER}.link_latency must be a dict of node or (node, node) to "
-            f"(min, mean, max) seconds, got {table!r}"
+            f"(min, mean, max) seconds, got {shown(table)}"
         )
     for key, value in table.items():
         pair = isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)
         if not (isinstance(key, str) or pair):
             raise UsageError(
-                f"{_OWNER}.link_latency keys must be node names or (node, node) pairs, got {key!r}"
+                f"{_OWNER}.link_latency keys must be node names or (node, node) pairs, got {shown(key)}"
             )
         if not (isinstance(value, tuple | list) and len(value) == 3):
             raise UsageError(
-                f"{_OWNER}.link_latency[{key!r}] must be (min, mean, max) seconds, got {value!r}"
+                f"{_OWNER}.link_latency[{shown(key)}] must be (min, mean, max) seconds, "
+                f"got {shown(value)}"
             )
-        owner = f"{_OWNER}.link_latency[{key!r}]"
+        owner = f"{_OWNER}.link_latency[{shown(key)}]"
         for name, seconds in zip(("min", "mean", "max"), value, strict=True):
             check_seconds(owner, name, seconds, allow_zero=True)
         check_at_least(owner, "mean", value[1], "min", value[0])
