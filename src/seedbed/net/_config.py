@@ -117,7 +117,8 @@ def _check_link_latency(table: object) -> None:
         pair = isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)
         if not (isinstance(key, str) or pair):
             raise UsageError(
-                f"{_OWNER}.link_latency keys must be node names or (node, node) pairs, got {shown(key)}"
+                f"{_OWNER}.link_latency keys must be node names or (node, node) pairs, "
+                f"got {shown(key)}"
             )
         if not (isinstance(value, tuple | list) and len(value) == 3):
             raise UsageError(
