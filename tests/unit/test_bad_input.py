@@ -203,3 +203,32 @@ def test_a_recorder_history_with_dict_values_checks_in_memory_and_from_the_cli(
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_world_writes_its_trace_as_the_run_goes_and_says_when_interrupted(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "world.jsonl"
+    seen: list[dict[str, object]] = []
+
+    async def client() -> None:
+        await asyncio.sleep(1)
+        seen.append(json.loads(path.read_text().splitlines()[0]))  # on disk mid-run
+        raise KeyboardInterrupt  # as if someone pressed Ctrl-C
+
+    sim = seedbed.Simulation(seed=3, trace=path)
+    sim.client("c1", client)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(max_time=10)
+    assert seen and seen[0]["seed"] == 3 and "network" in seen[0]  # the world's header
+    end = json.loads(path.read_text().splitlines()[-1])
+    assert end["interrupted"] == "KeyboardInterrupt"
+    async def uninterrupted() -> None:  # the same run, had nobody pressed Ctrl-C
+        await asyncio.sleep(1)
+        path.read_text()
+        await asyncio.sleep(1)
+
+    replayed = seedbed.Simulation(seed=3, replay=path)
+    replayed.client("c1", uninterrupted)
+    with pytest.raises(TraceIncomplete, match="interrupted"):
+        replayed.run(max_time=10)

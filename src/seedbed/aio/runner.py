@@ -125,7 +125,7 @@ def execute(
     if sys.flags.optimize:
         raise UsageError("python -O strips the assertions a simulation checks; run without -O")
     if trace_path is not None:  # written as the run goes (see `tracefile`)
-        trace.events = TraceWriter(trace_path, _trace_header(seed, config))  # type: ignore[assignment]
+        trace.events = TraceWriter(trace_path, trace_header(seed, config))  # type: ignore[assignment]
     loop = SeedbedLoop(seed, config, trace)
     loop._st.replay = replay_command(main, seed, config.changed())
     value: Any = None
@@ -196,10 +196,10 @@ def write_run_trace(
     if isinstance(events, TraceWriter):
         events.finish(end)
     else:
-        write_trace(path, {**_trace_header(loop.seed, config), **(world or {})}, events or [], end)
+        write_trace(path, {**trace_header(loop.seed, config), **(world or {})}, events or [], end)
 
 
-def _trace_header(seed: int, config: LoopConfig) -> dict[str, Any]:
+def trace_header(seed: int, config: LoopConfig) -> dict[str, Any]:
     return {
         "seedbed": VERSION,
         "python": platform.python_version(),

@@ -34,12 +34,18 @@ from typing import Any, cast
 
 from seedbed._core import Trace, to_ns
 from seedbed._core.trace import Event
-from seedbed._core.tracefile import RecordedTrace
+from seedbed._core.tracefile import RecordedTrace, TraceWriter
 from seedbed._core.validate import check_bool
 from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.aio.runner import abandon_pending, check_result, check_seed, write_run_trace
+from seedbed.aio.runner import (
+    abandon_pending,
+    check_result,
+    check_seed,
+    trace_header,
+    write_run_trace,
+)
 from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
@@ -320,8 +326,21 @@ class Simulation:
             raise UsageError("this simulation has finished; make a new one")
         if not self._started:
             self._started = True
+            self._stream_trace()
             for node in self._nodes.all():
                 self._start(node)
+
+    def _stream_trace(self) -> None:
+        """With `trace=PATH`, write the trace as the run goes (as `seedbed.run` does): a
+        run killed midway leaves a file that replay calls incomplete, not divergent."""
+        trace = self._loop._st.trace
+        if self._trace_path is None or not isinstance(trace.events, list):
+            return
+        header = {**trace_header(self.seed, self._loop._st.config), **self._header()}
+        writer = TraceWriter(self._trace_path, header)
+        for event in trace.events:  # anything recorded while the world was set up
+            writer.append(event)
+        trace.events = writer  # type: ignore[assignment]
 
     def _drive(self, coro: Any) -> Any:
         task = self._loop.create_task(coro, context=self._world.copy(), name="simulation")
