@@ -223,6 +223,7 @@ def test_a_world_writes_its_trace_as_the_run_goes_and_says_when_interrupted(
     assert seen and seen[0]["seed"] == 3 and "network" in seen[0]  # the world's header
     end = json.loads(path.read_text().splitlines()[-1])
     assert end["interrupted"] == "KeyboardInterrupt"
+
     async def uninterrupted() -> None:  # the same run, had nobody pressed Ctrl-C
         await asyncio.sleep(1)
         path.read_text()
