@@ -137,7 +137,8 @@ class Client:
         give_up = loop.time() + self.deadline
         while loop.time() < give_up:
             try:
-                reply = await asyncio.wait_for(self._exchange(command), self.attempt_timeout)
+                async with asyncio.timeout(self.attempt_timeout):  # no extra task, unlike wait_for
+                    reply = await self._exchange(command)
             except (TimeoutError, OSError, frames.FrameError) as exc:
                 log.debug("%s: %s from %s; trying another replica", self.name, exc, self._target)
                 self._switch(None)

@@ -100,7 +100,8 @@ async def _answer(replica: Replica, request: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(command, dict) or not _well_formed(command):
         raise frames.FrameError(f"malformed request {request!r:.120}")
     try:
-        result = await asyncio.wait_for(replica.submit(command), REQUEST_TIMEOUT)
+        async with asyncio.timeout(REQUEST_TIMEOUT):
+            result = await replica.submit(command)
     except NotLeader as exc:
         return {"type": "reply", "ok": False, "error": "not_leader", "leader": exc.leader}
     except TimeoutError:
