@@ -55,6 +55,31 @@ def simulated(seeds: int) -> tuple[float, float, float]:
     return virtual / wall, virtual / cpu, operations / virtual
 
 
+def load_curve(seeds: int, loads: list[float]) -> list[tuple[float, float, float, float]]:
+    """For each client think time: (ops per virtual s, virtual s per CPU s, steps per
+    virtual s, CPU microseconds per step), over `seeds` runs of 20 virtual seconds.
+
+    Virtual seconds per wall second is a property of the workload as much as
+    of the simulator: every operation costs the same loop steps whatever the
+    clock says, so a lightly loaded cluster simulates many times faster than
+    a busy one. This shows the whole curve instead of one point.
+    """
+    rows = []
+    for think_max in loads:
+        plan = scenarios.Plan(workload_time=20.0, think_max=think_max, min_ok=1)
+        scenario = scenarios.make("happy_path", plan)
+        virtual = cpu = operations = steps = 0.0
+        for seed in range(seeds):
+            started = time.process_time()
+            result = scenario.run(seed)
+            cpu += time.process_time() - started
+            virtual += result.virtual_time
+            operations += sum(result.values.values())
+            steps += result.steps
+        rows.append((operations / virtual, virtual / cpu, steps / virtual, cpu / steps * 1e6))
+    return rows
+
+
 def _free_ports(count: int) -> list[int]:
     sockets = [socket.socket() for _ in range(count)]
     for sock in sockets:
@@ -132,9 +157,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="happy-path seeds to simulate")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds of production")
+    parser.add_argument(
+        "--loads",
+        default="0.05,0.5,2,10",
+        help="client think times (max seconds between operations) for the load curve; '' skips it",
+    )
     args = parser.parse_args()
     rate, cpu_rate, sim_ops = simulated(args.seeds)
     real_ops = production(args.seconds)
+    loads = [float(item) for item in args.loads.split(",") if item.strip()]
+    curve = load_curve(max(1, args.seeds - 1), loads) if loads else []
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     print("| measure | value | target |")
     print("|---|---|---|")
@@ -142,6 +174,20 @@ def main() -> None:
     print(f"| simulated happy_path, virtual s per CPU s | {cpu_rate:.1f} | |")
     print(f"| simulated happy_path, operations per virtual s | {sim_ops:.0f} | |")
     print(f"| production over loopback, operations per wall s | {real_ops:.0f} | |")
+    print(
+        f"| simulated operations per CPU s / production operations per wall s "
+        f"| {sim_ops * cpu_rate / real_ops:.1f}x | |"
+    )
+    if curve:
+        print()
+        print("load curve (happy_path world, 20 virtual s, four clients):")
+        print(
+            "| think max s | ops per virtual s | virtual s per CPU s | steps per virtual s "
+            "| CPU us per step |"
+        )
+        print("|---|---|---|---|---|")
+        for think_max, (ops, per_cpu, steps, micros) in zip(loads, curve, strict=True):
+            print(f"| {think_max:g} | {ops:.1f} | {per_cpu:.1f} | {steps:.0f} | {micros:.1f} |")
 
 
 if __name__ == "__main__":
