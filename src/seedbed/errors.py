@@ -111,7 +111,14 @@ class CancellationSwallowed(SimulationFailure):
 
 
 class InvariantViolation(SimulationFailure):
-    """A safety property that must always hold did not."""
+    """A safety property that must always hold did not.
+
+    `assertion` is the failed `always` message without its details, or None:
+    sweeps group failures by it, since the details (which node, which entry)
+    differ from seed to seed while the broken claim is the same.
+    """
+
+    assertion: str | None = None
 
 
 class LivenessFailure(SimulationFailure):

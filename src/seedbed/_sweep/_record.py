@@ -184,10 +184,16 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     return {
         "error_type": error_type,
         "message": message,
-        "bucket": bucket_of(error_type, message),
+        "bucket": bucket_of(error_type, _claim(leaf) or message),
         "location": location,
         "traceback": text[-_TRACEBACK_LIMIT:],
     }
+
+
+def _claim(error: BaseException) -> str | None:
+    """The broken `always` claim without its details (see InvariantViolation)."""
+    claim = getattr(error, "assertion", None)
+    return claim if isinstance(claim, str) else None
 
 
 def lost(seed: int, replay: str, status: str, message: str, wall_time: float) -> dict[str, Any]:

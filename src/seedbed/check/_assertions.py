@@ -37,9 +37,10 @@ def _record(loop: SeedbedLoop, kind: str, message: str, holds: bool) -> None:
         entry[2] += 1
 
 
-def _violation(loop: SeedbedLoop, text: str) -> InvariantViolation:
+def _violation(loop: SeedbedLoop, text: str, message: str) -> InvariantViolation:
     """Fail the run (even if the caller swallows the raise) and return the error."""
     error = InvariantViolation(text)
+    error.assertion = message
     error.location = caller_location(3)  # type: ignore[attr-defined]
     loop.trace.emit("assertion failed", text)
     loop._record_failure(error)
@@ -60,7 +61,7 @@ def always(cond: object, message: str, **details: Any) -> None:
     holds = bool(cond)
     _record(loop, "always", message, holds)
     if not holds:
-        raise _violation(loop, _with_details(message, details))
+        raise _violation(loop, _with_details(message, details), message)
 
 
 def sometimes(cond: object, message: str, **details: Any) -> None:
@@ -91,4 +92,5 @@ def unreachable(message: str) -> None:
     if loop is None or type(loop) is not SeedbedLoop:
         return
     _record(loop, "unreachable", message, False)
-    raise _violation(loop, f"unreachable code was reached: {message}")
+    text = f"unreachable code was reached: {message}"
+    raise _violation(loop, text, text)
