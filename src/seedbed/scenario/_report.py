@@ -85,18 +85,21 @@ def describe_faults(faults: dict[str, dict[str, int]]) -> str:
     )
 
 
-def describe_events(events: Iterable[Sequence[Field]]) -> list[str]:
-    """Trace events in words: 't=1.500000s', 'draw net: latency n1->n2 = 3'..."""
-    lines = []
+def describe_events(events: Iterable[Sequence[Field]], keep: int = LAST_EVENTS) -> list[str]:
+    """The last `keep` trace events in words, each stamped with its virtual time:
+    't=1.500000s draw net: latency n1->n2 = 0.002'. Time jumps are not events a
+    reader needs on their own line: they stamp the events that follow them."""
+    lines: list[str] = []
+    now = ""
     for event in events:
         kind = event[0] if event else ""
         if kind == "time" and len(event) == 2 and isinstance(event[1], int):
-            lines.append(f"t={event[1] / 1e9:.6f}s")
+            now = f"t={event[1] / 1e9:.6f}s "
         elif kind == "draw" and len(event) == 4:
-            lines.append(f"draw {event[1]}: {event[2]} = {event[3]}")
+            lines.append(f"{now}draw {event[1]}: {event[2]} = {event[3]}")
         else:
-            lines.append(" ".join(str(field) for field in event))
-    return lines
+            lines.append(now + " ".join(str(field) for field in event))
+    return lines[-keep:]
 
 
 def user_location(error: BaseException) -> str | None:

@@ -184,14 +184,16 @@ class Scenario:
         A run keeps no events (that would slow every passing seed), so a failure
         runs its seed once more, keeping only the last `keep`.
         """
-        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep)
+        # Time jumps are most of a trace and describe_events folds them into
+        # stamps, so keep enough raw events to show `keep` others.
+        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep * 8)
         try:
             run.go()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:
             pass
-        return describe_events(run.events())
+        return describe_events(run.events(), keep)
 
 
 def _swarm_loop(seed: int, options: dict[str, Any]) -> dict[str, Any]:
