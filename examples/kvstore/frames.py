@@ -105,3 +105,42 @@ def decode_records(data: bytes) -> tuple[list[Message], int, bool]:
             return messages, offset, end + length == len(data)
         offset = end + length
     return messages, offset, True
+
+
+def salvage_records(data: bytes, damage: int) -> tuple[list[Message], bool]:
+    """The intact frames after damage at offset `damage`, found by scanning forward.
+
+    A damaged record (a flipped bit, a misdirected write over it) hides where the
+    next one starts, but every frame carries its own length and checksum, so a
+    scan for the next position where a whole frame checks out finds the records
+    after it. Returns those records and whether the file ends cleanly after the
+    last of them (at its end, or in a torn tail): only then is the log's true
+    last record known.
+    """
+    found: list[Message] = []
+    position, end = damage + 1, damage
+    while position + HEADER.size <= len(data):
+        frame = _checked_frame(data, position)
+        if frame is None:
+            position += 1
+            continue
+        found.append(frame[0])
+        position = end = frame[1]
+    _, _, torn_only = decode_records(data[end:]) if found else ([], 0, False)
+    return found, torn_only
+
+
+def _checked_frame(data: bytes, position: int) -> tuple[Message, int] | None:
+    """The message of a whole, checksummed frame at `position` and where it ends, or None."""
+    length, crc = HEADER.unpack_from(data, position)
+    start = position + HEADER.size
+    if length > MAX_FRAME or start + length > len(data) or length < 2:
+        return None
+    body = data[start : start + length]
+    if body[0] != 0x7B or body[-1] != 0x7D or zlib.crc32(body) != crc:  # {...}: cheap tests first
+        return None
+    try:
+        message = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return (message, start + length) if isinstance(message, dict) else None

@@ -13,7 +13,13 @@ Beyond the paper: a replica that finds its disk damaged (records lost that
 it may have acknowledged, see `storage`) neither votes nor campaigns until a
 leader has brought it up to that leader's commit index, and then votes only
 in later terms, so a forgotten vote or a lost entry cannot elect a second
-leader or lose a committed write.
+leader or lose a committed write. Where only records in the middle of the
+log were lost and its last entry survived, the replica still knows what
+Raft's vote rule compares, so it votes (for logs at least as complete as
+that last entry) but does not campaign until a leader has refilled the
+hole: otherwise two such replicas among three would wait forever for a
+leader only their votes could elect. What it must remember of the damage is
+kept in its meta file, so a second crash cannot make it forget.
 """
 
 from __future__ import annotations
@@ -99,6 +105,7 @@ class Replica:
         self.commit = 0
         self.damaged = False
         self.vote_floor = 0  # grant votes only in terms above this (damaged replicas)
+        self.bound = (0, 0)  # (term, index): vote only for logs this complete (lost records)
         self.votes: list[str] = []
         self.next_index: dict[str, int] = {}
         self.match_index: dict[str, int] = {}
@@ -125,7 +132,9 @@ class Replica:
 
     def _resume(self, recovered: Recovered) -> None:
         self.term, self.vote = recovered.term, recovered.vote
-        self.damaged = recovered.damaged
+        self.damaged, self.vote_floor = recovered.damaged, recovered.vote_floor
+        self.bound = recovered.bound
+        self.term = max(self.term, self.bound[0])
         if recovered.snapshot is not None:
             self.snapshot = recovered.snapshot
             self.machine = Machine.restore(recovered.snapshot["state"])
@@ -184,8 +193,12 @@ class Replica:
             for peer in self.others:  # a lost request or a restarted voter: ask again
                 if peer not in self.votes:
                     self._request_vote(peer)
-        elif asyncio.get_running_loop().time() >= self.deadline and not self.damaged:
+        elif asyncio.get_running_loop().time() >= self.deadline and self._eligible():
             await self._campaign()
+
+    def _eligible(self) -> bool:
+        """May this replica lead? Not while records it may have acknowledged are missing."""
+        return not self.damaged and (self.log.last_term, self.log.last_index) >= self.bound
 
     def status(self) -> dict[str, Any]:
         """Role, term, leader and log positions: what an operator (or a test) asks."""
@@ -225,7 +238,10 @@ class Replica:
         await handler(self, message)
 
     async def _persist_meta(self) -> None:
-        await self.storage.save_meta(self.term, self.vote)
+        bound = self.bound if self.bound > (self.log.last_term, self.log.last_index) else (0, 0)
+        await self.storage.save_meta(
+            self.term, self.vote, damaged=self.damaged, vote_floor=self.vote_floor, bound=bound
+        )
 
     async def _become_follower(self, term: int, leader: str | None) -> None:
         if term > self.term:
@@ -260,6 +276,7 @@ class Replica:
             and not self.damaged
             and self.term > self.vote_floor
             and self.log.up_to_date(message["last_index"], message["last_term"])
+            and (message["last_term"], message["last_index"]) >= self.bound
         )
         if grant:
             self.vote = candidate
@@ -395,6 +412,7 @@ class Replica:
         if self.damaged and self.commit >= message["commit"]:
             log.info("%s: repaired by %s up to %d", self.name, message["from"], self.commit)
             self.damaged, self.vote_floor = False, self.term
+            await self._persist_meta()  # a crash now must not bring the damage back
             reachable("kvstore: a damaged replica was repaired from its peers")
 
     async def _merge(self, entries: list[Entry]) -> list[Entry]:

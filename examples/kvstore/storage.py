@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from examples.kvstore import bugs, frames
-from seedbed import buggify, fs
+from seedbed import buggify, fs, reachable
 
 log = logging.getLogger("kvstore.storage")
 
@@ -44,6 +44,10 @@ class Recovered:
     snapshot: dict[str, Any] | None = None
     entries: list[Entry] = field(default_factory=list)
     damaged: bool = False  # records were lost that may have been acknowledged
+    vote_floor: int = 0  # a repaired replica votes only in terms above this
+    # (term, index) of the last entry the log held when records in the middle
+    # were lost: the replica votes only for logs at least this complete.
+    bound: tuple[int, int] = (0, 0)
 
 
 class Storage:
@@ -64,19 +68,24 @@ class Storage:
         recovered = Recovered()
         meta = await self._read_single("meta", recovered)
         if meta is not None:
-            recovered.term, recovered.vote = int(meta["term"]), meta.get("vote")
-            if bugs.planted("forget_vote"):
-                recovered.vote = None
+            _resume_meta(recovered, meta)
         recovered.snapshot = await self._read_single("snapshot", recovered)
         base = recovered.snapshot["index"] if recovered.snapshot else 0
-        records, _, torn_only = await self._read_log()
+        data, records, end, torn_only = await self._read_log()
         if not torn_only:
-            log.warning("%s: log damaged after %d records", self.directory, len(records))
-            recovered.damaged = True
+            self._salvage(recovered, data, end, len(records))
         entries = _contiguous(records, base)
         self._first = entries[0]["index"] if entries else base + 1
-        if meta is not None:  # made durable again: see the fault model above
-            await self.save_meta(recovered.term, recovered.vote)
+        if meta is not None or recovered.damaged or recovered.bound > (0, 0):
+            # Durable again (see the fault model above), and before the damaged
+            # records are dropped below: a second crash must not forget the damage.
+            await self.save_meta(
+                recovered.term,
+                recovered.vote,
+                damaged=recovered.damaged,
+                vote_floor=recovered.vote_floor,
+                bound=recovered.bound,
+            )
         if recovered.snapshot is not None:
             await self._replace("snapshot", recovered.snapshot)
         await self._rewrite(entries)
@@ -108,25 +117,61 @@ class Storage:
         recovered.damaged = True
         return None
 
-    async def _read_log(self) -> tuple[list[Entry], int, bool]:
-        """The longest valid prefix of the log over a few reads (a bad read is transient)."""
+    def _salvage(self, recovered: Recovered, data: bytes, damage: int, intact: int) -> None:
+        """After damage inside the log: if the records after it survive, the log's
+        last entry is still known and bounds the replica's votes (Raft compares
+        only last entries); if not, the replica is damaged and abstains."""
+        later, tail_known = frames.salvage_records(data, damage)
+        positions = [
+            (record["term"], record["index"])
+            for record in later
+            if isinstance(record.get("term"), int) and isinstance(record.get("index"), int)
+        ]
+        if positions and tail_known:
+            recovered.bound = max(recovered.bound, *positions)
+            reachable("kvstore: the records after a damaged one were salvaged")
+            log.warning(
+                "%s: log damaged after %d records; its last entry (term %d, index %d) survives",
+                self.directory,
+                intact,
+                *recovered.bound,
+            )
+        else:
+            log.warning("%s: log damaged after %d records", self.directory, intact)
+            recovered.damaged = True
+
+    async def _read_log(self) -> tuple[bytes, list[Entry], int, bool]:
+        """The longest valid prefix of the log over a few reads (a bad read is transient):
+        (the bytes read, their valid records, where those end, whether the rest is torn)."""
         if not await fs.exists(self._path("log")):
-            return [], 0, True
-        best: tuple[list[Entry], int, bool] = ([], 0, False)
+            return b"", [], 0, True
+        best: tuple[bytes, list[Entry], int, bool] = (b"", [], 0, False)
         for _ in range(READ_ATTEMPTS):
             data = await fs.read_file(self._path("log"))
             if buggify("kvstore: a short read of the log"):
                 data = data[: random.randrange(len(data) + 1)]
-            attempt = frames.decode_records(data)
-            if attempt[1] > best[1] or (attempt[1] == best[1] and attempt[2]):
-                best = attempt
-            if attempt[1] == len(data):
+            records, end, torn_only = frames.decode_records(data)
+            if end > best[2] or (end == best[2] and torn_only):
+                best = (data, records, end, torn_only)
+            if end == len(data):
                 break
         return best
 
-    async def save_meta(self, term: int, vote: str | None) -> None:
-        """Make `{term, vote}` durable before the replica acts on it."""
-        await self._replace("meta", {"term": term, "vote": vote})
+    async def save_meta(
+        self,
+        term: int,
+        vote: str | None,
+        *,
+        damaged: bool = False,
+        vote_floor: int = 0,
+        bound: tuple[int, int] = (0, 0),
+    ) -> None:
+        """Make `{term, vote}` (and what the replica must remember of past damage)
+        durable before the replica acts on it."""
+        record: dict[str, Any] = {"term": term, "vote": vote}
+        if damaged or vote_floor or bound > (0, 0):
+            record.update(damaged=damaged, vote_floor=vote_floor, bound=list(bound))
+        await self._replace("meta", record)
 
     async def save_snapshot(self, snapshot: dict[str, Any], entries: list[Entry]) -> None:
         """Make the snapshot durable, then rewrite the log to hold only `entries` after it."""
@@ -190,6 +235,18 @@ class Storage:
         if self._file is not None:
             await self._file.close()
             self._file = None
+
+
+def _resume_meta(recovered: Recovered, meta: dict[str, Any]) -> None:
+    recovered.term, recovered.vote = int(meta["term"]), meta.get("vote")
+    if bugs.planted("forget_vote"):
+        recovered.vote = None
+    recovered.damaged = recovered.damaged or meta.get("damaged") is True
+    floor, bound = meta.get("vote_floor"), meta.get("bound")
+    if isinstance(floor, int):
+        recovered.vote_floor = floor
+    if isinstance(bound, list) and len(bound) == 2 and all(isinstance(x, int) for x in bound):
+        recovered.bound = (bound[0], bound[1])
 
 
 def _contiguous(records: list[Entry], base: int) -> list[Entry]:

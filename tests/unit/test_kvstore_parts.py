@@ -139,3 +139,65 @@ def test_peers_are_parsed_in_order_and_bad_ones_named() -> None:
         parse_peers("n1=nohost")
     with pytest.raises(ValueError, match="appears twice"):
         parse_peers("n1=a:1,n1=b:2")
+
+
+def _damage_record(path: Path, record: int) -> None:
+    """Flip a bit inside the body of the `record`-th frame (0-based) of a log file."""
+    data = bytearray(path.read_bytes())
+    offset = 0
+    for _ in range(record):
+        offset += frames.HEADER.size + frames.HEADER.unpack_from(data, offset)[0]
+    data[offset + frames.HEADER.size + 3] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def test_records_after_a_damaged_one_are_salvaged_by_their_checksums() -> None:
+    records = [frames.encode({"index": i, "term": 2}) for i in range(1, 5)]
+    data = bytearray(b"".join(records))
+    data[len(records[0]) + 2] ^= 0xFF  # the second record's length: where the third starts is lost
+    found, tail_known = frames.salvage_records(bytes(data), len(records[0]))
+    assert [record["index"] for record in found] == [3, 4] and tail_known
+    assert frames.salvage_records(bytes(data) + b"\x00garbage" * 3, len(records[0]))[1] is False
+    cut_short = bytes(data[: len(records[0]) + 9])
+    assert frames.salvage_records(cut_short, len(records[0])) == ([], False)
+
+
+def test_a_log_that_lost_a_middle_record_keeps_its_last_entry_as_a_vote_bound(
+    tmp_path: Path,
+) -> None:
+    async def main() -> tuple[object, object]:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.save_meta(4, "n1")
+        await storage.append(_entries(1, 5, term=4))
+        await storage.close()
+        _damage_record(tmp_path / "log", 2)  # index 3
+        first = await Storage(str(tmp_path)).load()
+        second = await Storage(str(tmp_path)).load()  # a crash before any repair
+        return first, second
+
+    first, second = asyncio.run(main())
+    for recovered in (first, second):
+        assert [e["index"] for e in recovered.entries] == [1, 2]  # type: ignore[attr-defined]
+        assert recovered.bound == (4, 5) and not recovered.damaged  # type: ignore[attr-defined]
+        assert (recovered.term, recovered.vote) == (4, "n1")  # type: ignore[attr-defined]
+
+
+def test_damage_without_a_surviving_tail_is_remembered_across_a_second_crash(
+    tmp_path: Path,
+) -> None:
+    async def main() -> tuple[object, object]:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.save_meta(2, None)
+        await storage.append(_entries(1, 3))
+        await storage.close()
+        log = tmp_path / "log"
+        data = log.read_bytes()
+        log.write_bytes(data[: len(data) // 2] + b"\xff" * (len(data) - len(data) // 2 + 8))
+        first = await Storage(str(tmp_path)).load()
+        second = await Storage(str(tmp_path)).load()
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert first.damaged and second.damaged  # type: ignore[attr-defined]
