@@ -29,6 +29,7 @@ from seedbed import always
 NAMES = ("n1", "n2", "n3")
 PORT = 7000
 DATA = "/var/lib/kvstore"
+SAME_ENTRY = "kvstore: every replica applies the same entry at an index"
 
 
 class Oracle:
@@ -38,7 +39,7 @@ class Oracle:
         self.leaders: dict[int, str] = {}
         self.votes: dict[tuple[str, int], str] = {}
         self.commits: dict[str, int] = {}
-        self.entries: dict[int, tuple[int, str]] = {}
+        self.entries: dict[int, tuple[int, dict[str, Any]]] = {}
         self.max_commit = 0
         self.replicas: dict[str, Replica] = {}  # the live incarnation of each
 
@@ -80,15 +81,19 @@ class Oracle:
         self.max_commit = max(self.max_commit, index)
 
     def applied(self, name: str, index: int, term: int, command: dict[str, Any]) -> None:
-        entry = (term, json.dumps(command, sort_keys=True))
-        first = self.entries.setdefault(index, entry)
+        # Compared as values (commands are never changed once logged); rendered
+        # only when they differ, since this runs for every entry on every replica.
+        first = self.entries.setdefault(index, (term, command))
+        if first == (term, command):
+            always(True, SAME_ENTRY)
+            return
         always(
-            first == entry,
-            "kvstore: every replica applies the same entry at an index",
+            False,
+            SAME_ENTRY,
             node=name,
             index=index,
-            first=f"term {first[0]}: {first[1][:80]}",
-            now=f"term {term}: {entry[1][:80]}",
+            first=f"term {first[0]}: {json.dumps(first[1], sort_keys=True)[:80]}",
+            now=f"term {term}: {json.dumps(command, sort_keys=True)[:80]}",
         )
 
 
