@@ -107,27 +107,24 @@ def decode_records(data: bytes) -> tuple[list[Message], int, bool]:
     return messages, offset, True
 
 
-def salvage_records(data: bytes, damage: int) -> tuple[list[Message], bool]:
+def salvage_records(data: bytes, damage: int) -> list[Message]:
     """The intact frames after damage at offset `damage`, found by scanning forward.
 
-    A damaged record (a flipped bit, a misdirected write over it) hides where the
-    next one starts, but every frame carries its own length and checksum, so a
-    scan for the next position where a whole frame checks out finds the records
-    after it. Returns those records and whether the file ends cleanly after the
-    last of them (at its end, or in a torn tail): only then is the log's true
-    last record known.
+    A damaged record (a flipped bit, a misdirected write over it) hides where
+    the next one starts, but every frame carries its own length and checksum,
+    so a scan for the next position where a whole frame checks out finds the
+    records after it.
     """
     found: list[Message] = []
-    position, end = damage + 1, damage
+    position = damage + 1
     while position + HEADER.size <= len(data):
         frame = _checked_frame(data, position)
         if frame is None:
             position += 1
             continue
         found.append(frame[0])
-        position = end = frame[1]
-    _, _, torn_only = decode_records(data[end:]) if found else ([], 0, False)
-    return found, torn_only
+        position = frame[1]
+    return found
 
 
 def _checked_frame(data: bytes, position: int) -> tuple[Message, int] | None:

@@ -9,17 +9,18 @@ shared between two half-done handlers. Every acknowledgement (a vote, an
 appended entry, a leader counting itself) happens only after the data it
 promises is durable.
 
-Beyond the paper: a replica that finds its disk damaged (records lost that
-it may have acknowledged, see `storage`) neither votes nor campaigns until a
-leader has brought it up to that leader's commit index, and then votes only
-in later terms, so a forgotten vote or a lost entry cannot elect a second
-leader or lose a committed write. Where only records in the middle of the
-log were lost and its last entry survived, the replica still knows what
-Raft's vote rule compares, so it votes (for logs at least as complete as
-that last entry) but does not campaign until a leader has refilled the
-hole: otherwise two such replicas among three would wait forever for a
-leader only their votes could elect. What it must remember of the damage is
-kept in its meta file, so a second crash cannot make it forget.
+Beyond the paper: a replica whose meta or snapshot file is lost (so its
+vote, or records it may have acknowledged, are gone; see `storage`) neither
+votes nor campaigns until a leader has brought it up to that leader's commit
+index, and then votes only in later terms, so a forgotten vote or a lost
+entry cannot elect a second leader or lose a committed write. A replica that
+lost records in the middle of its log but salvaged the ones after them still
+knows its last entry, which is all Raft's vote rule compares: it votes (for
+logs at least that complete) but does not campaign until a leader has
+refilled the hole; were it to abstain, two such replicas among three would
+wait for ever for a leader only their votes could elect. What it must
+remember of the damage is kept in its meta file, so a second crash cannot
+make it forget.
 """
 
 from __future__ import annotations

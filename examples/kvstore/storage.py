@@ -10,9 +10,12 @@ and fsyncs them before use, because after a failed fsync reads may show
 data the disk never made durable (PostgreSQL's "fsyncgate").
 
 - `meta`: `{term, vote}`, replaced atomically (write a temporary file, fsync,
-  rename, fsync the directory) before any vote or term is acted on.
+  rename, fsync the directory) before any vote or term is acted on; after
+  damage, also what the replica must not forget in a later crash (`damaged`,
+  `vote_floor`, `bound`: see `Recovered`).
 - `log`: entries `{index, term, cmd}` as back-to-back frames, fsynced before
-  any acknowledgement; a conflicting suffix is cut by truncation.
+  any acknowledgement; a conflicting suffix is cut by truncation. Records
+  after a damaged one are salvaged (see `Storage._salvage`).
 - `snapshot`: `{index, term, state}` replaced atomically; the log is then
   rewritten without the entries the snapshot covers (bounded log).
 """
@@ -43,7 +46,7 @@ class Recovered:
     vote: str | None = None
     snapshot: dict[str, Any] | None = None
     entries: list[Entry] = field(default_factory=list)
-    damaged: bool = False  # records were lost that may have been acknowledged
+    damaged: bool = False  # meta or snapshot lost: what it acknowledged is unknown
     vote_floor: int = 0  # a repaired replica votes only in terms above this
     # (term, index) of the last entry the log held when records in the middle
     # were lost: the replica votes only for logs at least this complete.
@@ -118,16 +121,23 @@ class Storage:
         return None
 
     def _salvage(self, recovered: Recovered, data: bytes, damage: int, intact: int) -> None:
-        """After damage inside the log: if the records after it survive, the log's
-        last entry is still known and bounds the replica's votes (Raft compares
-        only last entries); if not, the replica is damaged and abstains."""
-        later, tail_known = frames.salvage_records(data, damage)
+        """After damage inside the log, the records that survive beyond it.
+
+        If some do, the log's last entry is still known, and it bounds the
+        replica's votes (Raft compares only last entries) until a leader
+        refills the hole. If none do, the damage runs to the end of the file:
+        what a torn unsynced append leaves (with per-sector tearing, garbage
+        and zeroed sectors follow the first bad record), dropped as a torn
+        tail, as etcd's write-ahead log does. An acknowledged tail damaged at
+        rest would look the same: the store cannot tell them apart, and its
+        oracles would report a write lost that way.
+        """
         positions = [
             (record["term"], record["index"])
-            for record in later
+            for record in frames.salvage_records(data, damage)
             if isinstance(record.get("term"), int) and isinstance(record.get("index"), int)
         ]
-        if positions and tail_known:
+        if positions:
             recovered.bound = max(recovered.bound, *positions)
             reachable("kvstore: the records after a damaged one were salvaged")
             log.warning(
@@ -137,8 +147,7 @@ class Storage:
                 *recovered.bound,
             )
         else:
-            log.warning("%s: log damaged after %d records", self.directory, intact)
-            recovered.damaged = True
+            log.info("%s: a torn tail after %d records dropped", self.directory, intact)
 
     async def _read_log(self) -> tuple[bytes, list[Entry], int, bool]:
         """The longest valid prefix of the log over a few reads (a bad read is transient):

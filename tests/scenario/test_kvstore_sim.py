@@ -40,11 +40,12 @@ def test_a_run_is_a_function_of_its_seed() -> None:
 
 
 def test_two_replicas_with_damaged_logs_still_elect_a_leader() -> None:
-    # Seed 120 of disk_faults damages the logs of two replicas of three: n1's
-    # tail is lost (it abstains), n3 lost a record in the middle but its last
-    # entry survives. Before salvaging, both abstained and the healthy replica
-    # campaigned for ever: a liveness failure found by the 1,000-seed sweep.
-    result = scenarios.disk_faults.run(120)
+    # Seed 120 of disk_faults damages the logs of two replicas of three: n3
+    # loses a record in the middle (the records after it are salvaged, so its
+    # last entry is known), and n1's log ends in damage with nothing intact
+    # after it (a torn tail). Both once abstained from votes, and the healthy
+    # replica campaigned for ever: a liveness failure the 1,000-seed sweep found.
+    result = scenarios.disk_faults.run(120)  # raises if the group never settles
     salvaged = result.assertions["kvstore: the records after a damaged one were salvaged"]
     assert salvaged["true"] >= 1
-    assert result.assertions["kvstore: a damaged replica was repaired from its peers"]["true"] >= 1
+    assert sum(result.values.values()) >= 100

@@ -75,22 +75,22 @@ def test_storage_recovers_its_vote_log_and_snapshot(tmp_path: Path) -> None:
     assert [e["index"] for e in recovered.entries] == [5, 6, 7]
 
 
-def test_storage_marks_itself_damaged_when_an_acknowledged_record_is_corrupt(
-    tmp_path: Path,
-) -> None:
+def test_storage_drops_damage_that_runs_to_the_end_as_a_torn_tail(tmp_path: Path) -> None:
     async def main() -> object:
         storage = Storage(str(tmp_path))
         await storage.load()
         await storage.append(_entries(1, 3))
         await storage.close()
         log = tmp_path / "log"
-        data = bytearray(log.read_bytes())
-        data[12] ^= 0x40  # inside the first record's body
-        log.write_bytes(bytes(data))
+        data = log.read_bytes()
+        one = frames.HEADER.size + frames.HEADER.unpack_from(data)[0]
+        rest = bytes(byte ^ 0x5A for byte in data[one:])  # torn: the rest never checks out
+        log.write_bytes(data[:one] + rest)
         return await Storage(str(tmp_path)).load()
 
     recovered = asyncio.run(main())
-    assert recovered.damaged and recovered.entries == []
+    assert [e["index"] for e in recovered.entries] == [1]  # type: ignore[attr-defined]
+    assert not recovered.damaged and recovered.bound == (0, 0)  # type: ignore[attr-defined]
 
 
 def test_storage_trusts_a_corrupt_record_only_with_the_planted_bug(tmp_path: Path) -> None:
@@ -155,11 +155,9 @@ def test_records_after_a_damaged_one_are_salvaged_by_their_checksums() -> None:
     records = [frames.encode({"index": i, "term": 2}) for i in range(1, 5)]
     data = bytearray(b"".join(records))
     data[len(records[0]) + 2] ^= 0xFF  # the second record's length: where the third starts is lost
-    found, tail_known = frames.salvage_records(bytes(data), len(records[0]))
-    assert [record["index"] for record in found] == [3, 4] and tail_known
-    assert frames.salvage_records(bytes(data) + b"\x00garbage" * 3, len(records[0]))[1] is False
-    cut_short = bytes(data[: len(records[0]) + 9])
-    assert frames.salvage_records(cut_short, len(records[0])) == ([], False)
+    found = frames.salvage_records(bytes(data), len(records[0]))
+    assert [record["index"] for record in found] == [3, 4]
+    assert frames.salvage_records(bytes(data[: len(records[0]) + 9]), len(records[0])) == []
 
 
 def test_a_log_that_lost_a_middle_record_keeps_its_last_entry_as_a_vote_bound(
@@ -183,21 +181,18 @@ def test_a_log_that_lost_a_middle_record_keeps_its_last_entry_as_a_vote_bound(
         assert (recovered.term, recovered.vote) == (4, "n1")  # type: ignore[attr-defined]
 
 
-def test_damage_without_a_surviving_tail_is_remembered_across_a_second_crash(
-    tmp_path: Path,
-) -> None:
+def test_a_lost_meta_file_is_damage_remembered_across_a_second_crash(tmp_path: Path) -> None:
     async def main() -> tuple[object, object]:
         storage = Storage(str(tmp_path))
         await storage.load()
-        await storage.save_meta(2, None)
+        await storage.save_meta(2, "n3")
         await storage.append(_entries(1, 3))
         await storage.close()
-        log = tmp_path / "log"
-        data = log.read_bytes()
-        log.write_bytes(data[: len(data) // 2] + b"\xff" * (len(data) - len(data) // 2 + 8))
+        (tmp_path / "meta").write_bytes(b"\x00" * 40)  # the vote is gone
         first = await Storage(str(tmp_path)).load()
-        second = await Storage(str(tmp_path)).load()
+        second = await Storage(str(tmp_path)).load()  # a crash before any repair
         return first, second
 
     first, second = asyncio.run(main())
     assert first.damaged and second.damaged  # type: ignore[attr-defined]
+    assert [e["index"] for e in second.entries] == [1, 2, 3]  # type: ignore[attr-defined]
