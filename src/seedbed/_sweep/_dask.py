@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,11 @@ CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
 _TICK = 0.25  # seconds between progress updates while waiting
 _FLUSH = 0.1  # seconds a finished record may wait on its worker to travel with others
 _MAX_BATCH = 100  # seeds per task at most: a worker's death reruns at most this many
-_BATCHES_PER_THREAD = 4  # in flight per worker thread, so no thread waits for work
+_IN_FLIGHT = 2  # batches per worker thread: one running, the next waiting on the worker
+_SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
+_BATCH_DONE: Record = {}  # put in the records' queue when a batch ends, to wake `run`
 
 
 def _distributed() -> Any:
@@ -207,22 +210,26 @@ class DaskPool:
         on_record: Callable[[Record], None],
         on_tick: Callable[[], None] = lambda: None,
     ) -> None:
-        """Run every request on the cluster; `on_record` once per seed, as records arrive."""
-        todo = [int(request["seed"]) for request in requests]
-        size = max(1, min(_MAX_BATCH, math.ceil(len(todo) / (self.threads * 4))))
-        waiting = [todo[i : i + size] for i in range(0, len(todo), size)]
+        """Run every request on the cluster; `on_record` once per seed, as records arrive.
+
+        Batches are cut as workers need them, each a share of the seeds not yet
+        sent (guided self-scheduling): long batches while many seeds remain keep
+        Dask's per-task cost small, short ones at the end keep every worker busy
+        until the last seed instead of one finishing a long batch alone.
+        """
+        todo = deque(int(request["seed"]) for request in requests)
         running: dict[Any, list[int]] = {}
-        while waiting or running:
-            while waiting and len(running) < self.threads * _BATCHES_PER_THREAD:
-                seeds = waiting.pop(0)
+        while todo or running:
+            while todo and len(running) < self.threads * _IN_FLIGHT:
+                seeds = [todo.popleft() for _ in range(self._batch_size(len(todo)))]
                 running[self._submit(seeds)] = seeds
-            done = [future for future in running if future.done()]
-            self._deliver(on_record, wait=not done)  # a batch's records precede its end
-            for future in done:
-                missing = self._finished(future, running.pop(future))
-                if missing:
-                    waiting.append(missing)
+            self._deliver(on_record)  # a batch's records arrive before it is done
+            for future in [future for future in running if future.done()]:
+                todo.extendleft(reversed(self._finished(future, running.pop(future))))
             on_tick()
+
+    def _batch_size(self, unsent: int) -> int:
+        return max(1, min(_MAX_BATCH, math.ceil(unsent / (_SHARE * self.threads))))
 
     def _received(self, event: tuple[float, Record]) -> None:
         """On the client's event-loop thread: hand the records to the sweep's thread."""
@@ -243,19 +250,22 @@ class DaskPool:
                     f"seed {seed} ran {_ATTEMPTS} times on the Dask cluster and its record "
                     "never arrived; --resume continues the sweep"
                 )
-        return self._client.submit(
+        future = self._client.submit(
             run_batch, self._settings, seeds, self._topic, self._seed_timeout,
             key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
         )  # fmt: skip
+        future.add_done_callback(lambda _: self._arrived.put(_BATCH_DONE))  # wakes `run`
+        return future
 
-    def _deliver(self, on_record: Callable[[Record], None], wait: bool) -> None:
+    def _deliver(self, on_record: Callable[[Record], None]) -> None:
+        """Hand on what has arrived, waiting (at most `_TICK` s) for a record or a batch's end."""
         try:
-            record = self._arrived.get(timeout=_TICK) if wait else self._arrived.get_nowait()
+            record = self._arrived.get(timeout=_TICK)
             while True:
                 if "usage" in record:
                     raise UsageError(str(record["usage"]))
-                if record["seed"] not in self._seen:  # a rerun batch repeats equal records
-                    self._seen.add(record["seed"])
+                if record is not _BATCH_DONE and record["seed"] not in self._seen:
+                    self._seen.add(record["seed"])  # a rerun batch repeats equal records
                     self._sent.pop(record["seed"], None)
                     on_record(record)
                 record = self._arrived.get_nowait()
