@@ -52,6 +52,7 @@ _FLUSH = 0.1  # seconds a finished record may wait on its worker to travel with 
 _MAX_BATCH = 100  # seeds per task at most: a worker's death reruns at most this many
 _IN_FLIGHT = 2  # batches per worker thread: one running, the next waiting on the worker
 _SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
+_SHORTEST = 0.1  # seconds of seeds a batch holds at least: a task costs Dask ~5 ms of CPU
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
 _BATCH_DONE: Record = {}  # put in the records' queue when a batch ends, to wake `run`
@@ -190,6 +191,7 @@ class DaskPool:
         self._seen: set[int] = set()
         self._sent: dict[int, int] = {}  # seed -> times sent, for seeds with no record yet
         self._batches = 0
+        self._timed, self._seed_seconds = 0, 0.0  # records received and their seeds' wall time
         self._threads, self._asked = 1, -math.inf
 
     @property
@@ -229,7 +231,10 @@ class DaskPool:
             on_tick()
 
     def _batch_size(self, unsent: int) -> int:
-        return max(1, min(_MAX_BATCH, math.ceil(unsent / (_SHARE * self.threads))))
+        size = math.ceil(unsent / (_SHARE * self.threads))
+        if self._seed_seconds > 0:  # never so short that Dask's cost per task outweighs the seeds
+            size = max(size, math.ceil(_SHORTEST * self._timed / self._seed_seconds))
+        return max(1, min(size, _MAX_BATCH, unsent))
 
     def _received(self, event: tuple[float, Record]) -> None:
         """On the client's event-loop thread: hand the records to the sweep's thread."""
@@ -267,6 +272,8 @@ class DaskPool:
                 if record is not _BATCH_DONE and record["seed"] not in self._seen:
                     self._seen.add(record["seed"])  # a rerun batch repeats equal records
                     self._sent.pop(record["seed"], None)
+                    self._timed += 1
+                    self._seed_seconds += float(record.get("wall_time") or 0.0)
                     on_record(record)
                 record = self._arrived.get_nowait()
         except queue.Empty:
