@@ -15,8 +15,9 @@ One run measures, interleaved over several rounds, for a fixed small scenario
 - CPU seconds per seed of each 2-worker backend across all its processes
   (`psutil`, which Dask brings): for `--jobs 2` this thread and its workers,
   for Dask this whole process (client, scheduler, nannies) and every process
-  of the cluster. Other load on the machine stretches wall-clock figures but
-  hardly these, so their ratio is the steadier comparison.
+  of the cluster; and of that, the CPU outside the seedbed workers that run
+  the seeds (what each backend adds). Other load on the machine stretches
+  wall-clock figures much more than these.
 
 Targets (issue 10): `--jobs 2` at >= 1.7x `--jobs 1` on a 2-core machine, and
 a per-seed overhead under 5 ms; (issue 15) the 2-worker cluster within 15% of
@@ -45,8 +46,8 @@ from seedbed._sweep._dask import DaskPool
 from seedbed._sweep._pool import WorkerPool
 from seedbed._sweep._results import ResultsWriter
 
-SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "start2", "pool2", "pool2_cpu",
-           "dask2", "dask2_cpu")  # fmt: skip
+SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "pool1_extra", "start2", "pool2",
+           "pool2_cpu", "pool2_extra", "dask2", "dask2_cpu", "dask2_extra")  # fmt: skip
 TARGET = str(Path(__file__).with_name("_sweep_scenario.py")) + ":scenario"
 SETTINGS = {"target": TARGET, "options": {}, "runner": "seedbed"}
 
@@ -60,38 +61,51 @@ def in_process(seeds: range) -> tuple[float, float]:
     return (time.perf_counter() - started) / len(seeds), (time.thread_time() - cpu) / len(seeds)
 
 
-def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float, float]:
-    """(seconds for `jobs` workers to start, then wall and CPU seconds per seed)."""
+def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float, float, float]:
+    """(seconds for `jobs` workers to start; then per seed: wall, CPU, CPU outside seeds)."""
     pool = WorkerPool(SETTINGS, jobs, folder / "logs", seed_timeout=300.0)
     writer = ResultsWriter(folder / f"results-{jobs}.jsonl", keep_bytes=None)
     warm_up = [{"seed": 10**9 + i} for i in range(jobs)]  # one per worker: starts them all
     try:
         started = time.perf_counter()
         pool.run(warm_up, writer.append)
-        ready, cpu = time.perf_counter(), time.thread_time() + children_cpu()
+        ready, before = time.perf_counter(), _cpu(time.thread_time())
         pool.run([{"seed": seed} for seed in seeds], writer.append)
-        cpu = time.thread_time() + children_cpu() - cpu  # before close: the workers still live
+        cpu, extra = _less(_cpu(time.thread_time()), before)  # the workers still live
         done = time.perf_counter()
     finally:
         pool.close()
         writer.close()
-    return ready - started, (done - ready) / len(seeds), cpu / len(seeds)
+    return ready - started, (done - ready) / len(seeds), cpu / len(seeds), extra / len(seeds)
 
 
-def children_cpu() -> float:
-    """CPU seconds used so far by the processes this one started, theirs included (or NaN)."""
+def _cpu(here: float) -> tuple[float, float]:
+    """(CPU seconds so far of the seedbed workers running seeds, of everything else).
+
+    Everything else: `here` (this process's share) and every other process
+    this one started, theirs included (Dask's workers). NaN without psutil.
+    """
     try:
         import psutil
     except ImportError:
-        return math.nan
-    total = 0.0
+        return math.nan, math.nan
+    seeds, others = 0.0, here
     for child in psutil.Process().children(recursive=True):
         try:
-            times = child.cpu_times()
+            times, command = child.cpu_times(), child.cmdline()
         except psutil.Error:  # it ended meanwhile
             continue
-        total += times.user + times.system
-    return total
+        if "seedbed._sweep._worker" in command:
+            seeds += times.user + times.system
+        else:
+            others += times.user + times.system
+    return seeds, others
+
+
+def _less(after: tuple[float, float], before: tuple[float, float]) -> tuple[float, float]:
+    """(all CPU seconds, those outside the seedbed workers) between two `_cpu` readings."""
+    seeds, others = after[0] - before[0], after[1] - before[1]
+    return seeds + others, others
 
 
 def start_cluster(workers: int) -> tuple[DaskPool, float]:
@@ -102,14 +116,14 @@ def start_cluster(workers: int) -> tuple[DaskPool, float]:
     return cluster, time.perf_counter() - started
 
 
-def on_cluster(seeds: range, cluster: DaskPool, folder: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds per seed on a started cluster, each record appended to a file."""
+def on_cluster(seeds: range, cluster: DaskPool, folder: Path) -> tuple[float, float, float]:
+    """Per seed on a started cluster (records appended to a file): wall, CPU, CPU outside seeds."""
     writer = ResultsWriter(folder / "results-dask.jsonl", keep_bytes=None)
     try:
-        started, cpu = time.perf_counter(), time.process_time() + children_cpu()
+        started, before = time.perf_counter(), _cpu(time.process_time())  # the scheduler too
         cluster.run([{"seed": seed} for seed in seeds], writer.append)
-        cpu = time.process_time() + children_cpu() - cpu  # every thread here: scheduler too
-        return (time.perf_counter() - started) / len(seeds), cpu / len(seeds)
+        cpu, extra = _less(_cpu(time.process_time()), before)
+        return (time.perf_counter() - started) / len(seeds), cpu / len(seeds), extra / len(seeds)
     finally:
         writer.close()
 
@@ -124,12 +138,13 @@ def measure(seeds: int, rounds: int, dask: bool) -> dict[str, Any]:
                 _add(samples, ("loop", "loop_cpu"), in_process(seed_range))
                 for jobs in (1, 2):
                     figures = pooled(seed_range, jobs, Path(name))
-                    _add(samples, (f"start{jobs}", f"pool{jobs}", f"pool{jobs}_cpu"), figures)
+                    keys = (f"start{jobs}", f"pool{jobs}", f"pool{jobs}_cpu", f"pool{jobs}_extra")
+                    _add(samples, keys, figures)
                 if cluster is not None:
                     # A fresh run: every seed on the cluster again, none deduplicated away.
                     cluster._seen.clear()
                     figures = on_cluster(seed_range, cluster, Path(name))
-                    _add(samples, ("dask2", "dask2_cpu"), figures)
+                    _add(samples, ("dask2", "dask2_cpu", "dask2_extra"), figures)
     finally:
         if cluster is not None:
             cluster.close()
@@ -155,6 +170,8 @@ def _dask_figures(median: dict[str, float], cluster_start: float) -> dict[str, A
         "jobs2_cpu_ms_per_seed": median["pool2_cpu"] * 1000,
         "dask2_cpu_ms_per_seed": median["dask2_cpu"] * 1000,
         "dask2_cpu_over_jobs2": median["pool2_cpu"] / median["dask2_cpu"],
+        "jobs2_extra_cpu_ms_per_seed": median["pool2_extra"] * 1000,
+        "dask2_extra_cpu_ms_per_seed": median["dask2_extra"] * 1000,
     }
 
 
@@ -216,6 +233,8 @@ def _print_dask(result: dict[str, Any]) -> None:
           f"--jobs 2, {result['dask2_cpu_ms_per_seed']:.2f} ms Dask "
           f"({result['dask2_cpu_over_jobs2']:.2f}x), "
           f"{result['in_process_cpu_ms_per_seed']:.2f} ms in a loop")  # fmt: skip
+    print(f"  CPU per seed outside the seeds {result['jobs2_extra_cpu_ms_per_seed']:8.2f} ms "
+          f"--jobs 2, {result['dask2_extra_cpu_ms_per_seed']:.2f} ms Dask")  # fmt: skip
     print(f"  Dask cluster start-up (once)   {result['dask2_start_s']:8.2f} s")
 
 
