@@ -13,18 +13,20 @@ the fixed hash seed (identical trace hashes), a seed that kills its process
 or outlives `--seed-timeout` recorded as `crash`/`timeout` instead of taking
 the Dask worker down, and one core per Dask worker thread without the GIL.
 
-Each record is sent within `_FLUSH` s of finishing (with any others that
-finished meanwhile: a message per seed costs Dask as much CPU as a short seed)
-by `Worker.log_event` on a topic of this sweep. That is non-blocking (the
-worker's batched stream to the scheduler) and ordered with the task's own
-completion on the same streams, so when a batch's future is done its records
-have arrived; the scheduler keeps only the last 1000 events of a topic. A
-Distributed `Queue` would add a blocking round trip per message, and Pub/Sub
-promises no delivery. A worker that dies mid-batch loses only records it had
-not yet sent; Dask runs the batch again elsewhere. Records of seeds already
-received are then dropped (runs are deterministic: they are equal), and a
-batch that ends with seeds missing has them sent again, so no seed is lost
-or written twice.
+Records travel by `Worker.log_event` on a topic of this sweep: non-blocking
+(the worker's batched stream to the scheduler) and ordered with the task's
+own completion on the same streams, so when a batch's future is done its
+records have arrived. A Distributed `Queue` would add a blocking round trip
+per message, and Pub/Sub promises no delivery. A message per seed costs Dask
+about as much CPU as a short seed, so records go a few at a time, as one
+JSON string (Dask walks nested messages several times on each hop). The
+rule: a record leaves its worker at most 0.25 s after its seed ends (the
+worker's `WorkerPool` wakes at least that often), at most one message per `_FLUSH` s
+per worker thread, and the sweep writes it to the results file on arrival.
+A worker that dies mid-batch loses only records it had not yet sent; Dask
+runs the batch again elsewhere. Records of seeds already received are then
+dropped (runs are deterministic: they are equal), and a batch that ends with
+seeds missing has them sent again, so no seed is lost or written twice.
 """
 
 from __future__ import annotations
@@ -89,11 +91,11 @@ def _thread_pool(settings: dict[str, Any], seed_timeout: float) -> WorkerPool:
 
 
 class _Sender:
-    """Sends finished records to the scheduler, a few at a time, within `_FLUSH` s.
+    """Sends finished records to the scheduler, a few at a time: one message per `_FLUSH` s.
 
-    One message per seed costs about as much CPU in Dask's comms as a short
-    seed itself; one per `_FLUSH` s keeps every record on its way long before
-    its batch ends.
+    Called on each record and on each wake of the worker's pool (at least
+    every 0.25 s), so no record waits longer than that; one message per seed
+    would cost about as much CPU in Dask's comms as a short seed itself.
     """
 
     def __init__(self, worker: Any, topic: str) -> None:
