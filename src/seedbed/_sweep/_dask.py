@@ -57,7 +57,6 @@ _SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big 
 _SHORTEST = 0.1  # seconds of seeds a batch holds at least: a task costs Dask ~5 ms of CPU
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
-_BATCH_DONE: Record = {}  # put in the records' queue when a batch ends, to wake `run`
 
 
 def _distributed() -> Any:
@@ -188,7 +187,9 @@ class DaskPool:
         self._settings = settings
         self._seed_timeout = seed_timeout
         self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
-        self._arrived: queue.SimpleQueue[Record] = queue.SimpleQueue()
+        # Records as they arrive, a message's at once (one wake of `run` each); a batch's
+        # end puts an empty list, so `run` sends the next batch without delay.
+        self._arrived: queue.SimpleQueue[list[Record]] = queue.SimpleQueue()
         self._client.subscribe_topic(self._topic, self._received)
         self._seen: set[int] = set()
         self._sent: dict[int, int] = {}  # seed -> times sent, for seeds with no record yet
@@ -242,11 +243,12 @@ class DaskPool:
         """On the client's event-loop thread: hand the records to the sweep's thread."""
         message = event[1]
         if "usage" in message:
-            self._arrived.put(message)  # the target cannot run there: the sweep stops
+            self._arrived.put([message])  # the target cannot run there: the sweep stops
             return
-        for record in json.loads(message["records"]):
+        records = json.loads(message["records"])
+        for record in records:
             record["worker"] = message.get("worker")  # which Dask worker ran it (display only)
-            self._arrived.put(record)
+        self._arrived.put(records)
 
     def _submit(self, seeds: list[int]) -> Any:
         self._batches += 1
@@ -261,25 +263,30 @@ class DaskPool:
             run_batch, self._settings, seeds, self._topic, self._seed_timeout,
             key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
         )  # fmt: skip
-        future.add_done_callback(lambda _: self._arrived.put(_BATCH_DONE))  # wakes `run`
+        future.add_done_callback(lambda _: self._arrived.put([]))  # wakes `run`
         return future
 
     def _deliver(self, on_record: Callable[[Record], None]) -> None:
         """Hand on what has arrived, waiting (at most `_TICK` s) for a record or a batch's end."""
         try:
-            record = self._arrived.get(timeout=_TICK)
+            records = self._arrived.get(timeout=_TICK)
             while True:
-                if "usage" in record:
-                    raise UsageError(str(record["usage"]))
-                if record is not _BATCH_DONE and record["seed"] not in self._seen:
-                    self._seen.add(record["seed"])  # a rerun batch repeats equal records
-                    self._sent.pop(record["seed"], None)
-                    self._timed += 1
-                    self._seed_seconds += float(record.get("wall_time") or 0.0)
-                    on_record(record)
-                record = self._arrived.get_nowait()
+                for record in records:
+                    self._take(record, on_record)
+                records = self._arrived.get_nowait()
         except queue.Empty:
             return
+
+    def _take(self, record: Record, on_record: Callable[[Record], None]) -> None:
+        if "usage" in record:
+            raise UsageError(str(record["usage"]))
+        if record["seed"] in self._seen:  # a rerun batch repeats equal records
+            return
+        self._seen.add(record["seed"])
+        self._sent.pop(record["seed"], None)
+        self._timed += 1
+        self._seed_seconds += float(record.get("wall_time") or 0.0)
+        on_record(record)
 
     def _finished(self, future: Any, seeds: list[int]) -> list[int]:
         """The batch's seeds with no record yet; raise if the target cannot run."""
