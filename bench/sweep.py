@@ -69,9 +69,10 @@ def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float, float, 
     try:
         started = time.perf_counter()
         pool.run(warm_up, writer.append)
-        ready, before = time.perf_counter(), _cpu(time.thread_time())
+        # This thread and the seeds' processes: not the idle Dask cluster's processes.
+        ready, before = time.perf_counter(), (_cpu(0.0)[0], time.thread_time())
         pool.run([{"seed": seed} for seed in seeds], writer.append)
-        cpu, extra = _less(_cpu(time.thread_time()), before)  # the workers still live
+        cpu, extra = _less((_cpu(0.0)[0], time.thread_time()), before)  # workers still live
         done = time.perf_counter()
     finally:
         pool.close()
