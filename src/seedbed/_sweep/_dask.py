@@ -20,9 +20,10 @@ records have arrived. A Distributed `Queue` would add a blocking round trip
 per message, and Pub/Sub promises no delivery. A message per seed costs Dask
 about as much CPU as a short seed, so records go a few at a time, as one
 JSON string (Dask walks nested messages several times on each hop). The
-rule: a record leaves its worker at most 0.25 s after its seed ends (the
-worker's `WorkerPool` wakes at least that often), at most one message per `_FLUSH` s
-per worker thread, and the sweep writes it to the results file on arrival.
+rule: a worker thread sends at most one message per `_FLUSH` s, with every
+record finished since the last, and its `WorkerPool` wakes at least every
+0.25 s, so a record leaves its worker at most 0.35 s after its seed ends; the
+sweep writes it to the results file on arrival.
 A worker that dies mid-batch loses only records it had not yet sent; Dask
 runs the batch again elsewhere. Records of seeds already received are then
 dropped (runs are deterministic: they are equal), and a batch that ends with
@@ -93,8 +94,8 @@ class _Sender:
     """Sends finished records to the scheduler, a few at a time: one message per `_FLUSH` s.
 
     Called on each record and on each wake of the worker's pool (at least
-    every 0.25 s), so no record waits longer than that; one message per seed
-    would cost about as much CPU in Dask's comms as a short seed itself.
+    every 0.25 s), so no record waits more than `_FLUSH` + 0.25 s; one message
+    per seed would cost about as much CPU in Dask's comms as a short seed.
     """
 
     def __init__(self, worker: Any, topic: str) -> None:
