@@ -11,7 +11,13 @@ One run measures, interleaved over several rounds, for a fixed small scenario
   is installed, started once (its start-up reported apart) and warmed up;
 - the per-seed overhead of the pool: its time per seed with one worker minus
   the baseline's; and of each 2-worker backend: two workers' time per seed
-  (each worker's share of the wall clock) minus the baseline's.
+  (each worker's share of the wall clock) minus the baseline's;
+- CPU seconds per seed of each 2-worker backend across all its processes
+  (`psutil`, which Dask brings): for `--jobs 2` this thread and its workers,
+  for Dask this whole process (client, scheduler, nannies) and every process
+  of the cluster; and of that, the CPU outside the seedbed workers that run
+  the seeds (what each backend adds). Other load on the machine stretches
+  wall-clock figures much more than these.
 
 Targets (issue 10): `--jobs 2` at >= 1.7x `--jobs 1` on a 2-core machine, and
 a per-seed overhead under 5 ms; (issue 15) the 2-worker cluster within 15% of
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -39,34 +46,67 @@ from seedbed._sweep._dask import DaskPool
 from seedbed._sweep._pool import WorkerPool
 from seedbed._sweep._results import ResultsWriter
 
+SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "pool1_extra", "start2", "pool2",
+           "pool2_cpu", "pool2_extra", "dask2", "dask2_cpu", "dask2_extra")  # fmt: skip
 TARGET = str(Path(__file__).with_name("_sweep_scenario.py")) + ":scenario"
 SETTINGS = {"target": TARGET, "options": {}, "runner": "seedbed"}
 
 
-def in_process(seeds: range) -> float:
-    """Seconds per seed of `scenario.run(seed)` in a loop, here (after a warm-up seed)."""
+def in_process(seeds: range) -> tuple[float, float]:
+    """(wall, CPU) seconds per seed of `scenario.run(seed)` in a loop here, after a warm-up."""
     _sweep_scenario.scenario.run(10**9)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     for seed in seeds:
         _sweep_scenario.scenario.run(seed)
-    return (time.perf_counter() - started) / len(seeds)
+    return (time.perf_counter() - started) / len(seeds), (time.thread_time() - cpu) / len(seeds)
 
 
-def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float]:
-    """(seconds for the workers to start, seconds per seed once started) with `jobs` workers."""
+def pooled(seeds: range, jobs: int, folder: Path) -> tuple[float, float, float, float]:
+    """(seconds for `jobs` workers to start; then per seed: wall, CPU, CPU outside seeds)."""
     pool = WorkerPool(SETTINGS, jobs, folder / "logs", seed_timeout=300.0)
     writer = ResultsWriter(folder / f"results-{jobs}.jsonl", keep_bytes=None)
     warm_up = [{"seed": 10**9 + i} for i in range(jobs)]  # one per worker: starts them all
     try:
         started = time.perf_counter()
         pool.run(warm_up, writer.append)
-        ready = time.perf_counter()
+        # This thread and the seeds' processes: not the idle Dask cluster's processes.
+        ready, before = time.perf_counter(), (_cpu(0.0)[0], time.thread_time())
         pool.run([{"seed": seed} for seed in seeds], writer.append)
+        cpu, extra = _less((_cpu(0.0)[0], time.thread_time()), before)  # workers still live
         done = time.perf_counter()
     finally:
         pool.close()
         writer.close()
-    return ready - started, (done - ready) / len(seeds)
+    return ready - started, (done - ready) / len(seeds), cpu / len(seeds), extra / len(seeds)
+
+
+def _cpu(here: float) -> tuple[float, float]:
+    """(CPU seconds so far of the seedbed workers running seeds, of everything else).
+
+    Everything else: `here` (this process's share) and every other process
+    this one started, theirs included (Dask's workers). NaN without psutil.
+    """
+    try:
+        import psutil
+    except ImportError:
+        return math.nan, math.nan
+    seeds, others = 0.0, here
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times, command = child.cpu_times(), child.cmdline()
+        except psutil.Error:  # it ended meanwhile
+            continue
+        if "seedbed._sweep._worker" in command:
+            seeds += times.user + times.system
+        else:
+            others += times.user + times.system
+    return seeds, others
+
+
+def _less(after: tuple[float, float], before: tuple[float, float]) -> tuple[float, float]:
+    """(all CPU seconds, those outside the seedbed workers) between two `_cpu` readings."""
+    seeds, others = after[0] - before[0], after[1] - before[1]
+    return seeds + others, others
 
 
 def start_cluster(workers: int) -> tuple[DaskPool, float]:
@@ -77,40 +117,46 @@ def start_cluster(workers: int) -> tuple[DaskPool, float]:
     return cluster, time.perf_counter() - started
 
 
-def on_cluster(seeds: range, cluster: DaskPool, folder: Path) -> float:
-    """Seconds per seed on a started cluster, each record appended to a results file."""
+def on_cluster(seeds: range, cluster: DaskPool, folder: Path) -> tuple[float, float, float]:
+    """Per seed on a started cluster (records appended to a file): wall, CPU, CPU outside seeds."""
     writer = ResultsWriter(folder / "results-dask.jsonl", keep_bytes=None)
     try:
-        started = time.perf_counter()
+        started, before = time.perf_counter(), _cpu(time.process_time())  # the scheduler too
         cluster.run([{"seed": seed} for seed in seeds], writer.append)
-        return (time.perf_counter() - started) / len(seeds)
+        cpu, extra = _less(_cpu(time.process_time()), before)
+        return (time.perf_counter() - started) / len(seeds), cpu / len(seeds), extra / len(seeds)
     finally:
         writer.close()
 
 
 def measure(seeds: int, rounds: int, dask: bool) -> dict[str, Any]:
     seed_range = range(seeds)
-    samples: dict[str, list[float]] = {"loop": [], "start1": [], "pool1": [], "start2": [],
-                                       "pool2": [], "dask2": []}  # fmt: skip
+    samples: dict[str, list[float]] = {key: [] for key in SAMPLES}
     cluster, cluster_start = start_cluster(2) if dask else (None, 0.0)
     try:
         with tempfile.TemporaryDirectory(prefix="seedbed-bench-sweep-") as name:
             for _ in range(rounds):
-                samples["loop"].append(in_process(seed_range))
+                _add(samples, ("loop", "loop_cpu"), in_process(seed_range))
                 for jobs in (1, 2):
-                    start, per_seed = pooled(seed_range, jobs, Path(name))
-                    samples[f"start{jobs}"].append(start)
-                    samples[f"pool{jobs}"].append(per_seed)
+                    figures = pooled(seed_range, jobs, Path(name))
+                    keys = (f"start{jobs}", f"pool{jobs}", f"pool{jobs}_cpu", f"pool{jobs}_extra")
+                    _add(samples, keys, figures)
                 if cluster is not None:
                     # A fresh run: every seed on the cluster again, none deduplicated away.
                     cluster._seen.clear()
-                    samples["dask2"].append(on_cluster(seed_range, cluster, Path(name)))
+                    figures = on_cluster(seed_range, cluster, Path(name))
+                    _add(samples, ("dask2", "dask2_cpu", "dask2_extra"), figures)
     finally:
         if cluster is not None:
             cluster.close()
     median = {key: statistics.median(values) for key, values in samples.items() if values}
     return {**_pool_figures(seeds, rounds, samples, median),
             **_dask_figures(median, cluster_start)}  # fmt: skip
+
+
+def _add(samples: dict[str, list[float]], keys: tuple[str, ...], values: tuple[float, ...]) -> None:
+    for key, value in zip(keys, values, strict=True):
+        samples[key].append(value)
 
 
 def _dask_figures(median: dict[str, float], cluster_start: float) -> dict[str, Any]:
@@ -122,6 +168,11 @@ def _dask_figures(median: dict[str, float], cluster_start: float) -> dict[str, A
         "jobs2_overhead_ms_per_seed": (2 * median["pool2"] - median["loop"]) * 1000,
         "dask2_overhead_ms_per_seed": (2 * median["dask2"] - median["loop"]) * 1000,
         "dask2_start_s": cluster_start,
+        "jobs2_cpu_ms_per_seed": median["pool2_cpu"] * 1000,
+        "dask2_cpu_ms_per_seed": median["dask2_cpu"] * 1000,
+        "dask2_cpu_over_jobs2": median["pool2_cpu"] / median["dask2_cpu"],
+        "jobs2_extra_cpu_ms_per_seed": median["pool2_extra"] * 1000,
+        "dask2_extra_cpu_ms_per_seed": median["dask2_extra"] * 1000,
     }
 
 
@@ -132,6 +183,7 @@ def _pool_figures(
         "seeds": seeds,
         "rounds": rounds,
         "in_process_seeds_per_s": 1 / median["loop"],
+        "in_process_cpu_ms_per_seed": median["loop_cpu"] * 1000,
         "jobs1_seeds_per_s": 1 / median["pool1"],
         "jobs2_seeds_per_s": 1 / median["pool2"],
         "jobs2_over_jobs1": median["pool1"] / median["pool2"],
@@ -178,6 +230,12 @@ def _print_dask(result: dict[str, Any]) -> None:
     print(f"  Dask local:2 / --jobs 2        {result['dask2_over_jobs2']:8.2f}x  (target >= 0.85x)")
     print(f"  per-seed overhead, 2 workers   {result['jobs2_overhead_ms_per_seed']:8.2f} ms "
           f"--jobs 2, {result['dask2_overhead_ms_per_seed']:.2f} ms Dask")  # fmt: skip
+    print(f"  CPU per seed, all processes    {result['jobs2_cpu_ms_per_seed']:8.2f} ms "
+          f"--jobs 2, {result['dask2_cpu_ms_per_seed']:.2f} ms Dask "
+          f"({result['dask2_cpu_over_jobs2']:.2f}x), "
+          f"{result['in_process_cpu_ms_per_seed']:.2f} ms in a loop")  # fmt: skip
+    print(f"  CPU per seed outside the seeds {result['jobs2_extra_cpu_ms_per_seed']:8.2f} ms "
+          f"--jobs 2, {result['dask2_extra_cpu_ms_per_seed']:.2f} ms Dask")  # fmt: skip
     print(f"  Dask cluster start-up (once)   {result['dask2_start_s']:8.2f} s")
 
 

@@ -13,18 +13,21 @@ the fixed hash seed (identical trace hashes), a seed that kills its process
 or outlives `--seed-timeout` recorded as `crash`/`timeout` instead of taking
 the Dask worker down, and one core per Dask worker thread without the GIL.
 
-Each record is sent within `_FLUSH` s of finishing (with any others that
-finished meanwhile: a message per seed costs Dask as much CPU as a short seed)
-by `Worker.log_event` on a topic of this sweep. That is non-blocking (the
-worker's batched stream to the scheduler) and ordered with the task's own
-completion on the same streams, so when a batch's future is done its records
-have arrived; the scheduler keeps only the last 1000 events of a topic. A
-Distributed `Queue` would add a blocking round trip per message, and Pub/Sub
-promises no delivery. A worker that dies mid-batch loses only records it had
-not yet sent; Dask runs the batch again elsewhere. Records of seeds already
-received are then dropped (runs are deterministic: they are equal), and a
-batch that ends with seeds missing has them sent again, so no seed is lost
-or written twice.
+Records travel by `Worker.log_event` on a topic of this sweep: non-blocking
+(the worker's batched stream to the scheduler) and ordered with the task's
+own completion on the same streams, so when a batch's future is done its
+records have arrived. A Distributed `Queue` would add a blocking round trip
+per message, and Pub/Sub promises no delivery. A message per seed costs Dask
+about as much CPU as a short seed, so records go a few at a time, as one
+JSON string (Dask walks nested messages several times on each hop). The
+rule: a worker thread sends at most one message per `_FLUSH` s, with every
+record finished since the last, and its `WorkerPool` wakes at least every
+0.25 s, so a record leaves its worker at most 0.35 s after its seed ends; the
+sweep writes it to the results file on arrival.
+A worker that dies mid-batch loses only records it had not yet sent; Dask
+runs the batch again elsewhere. Records of seeds already received are then
+dropped (runs are deterministic: they are equal), and a batch that ends with
+seeds missing has them sent again, so no seed is lost or written twice.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -49,7 +53,9 @@ CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
 _TICK = 0.25  # seconds between progress updates while waiting
 _FLUSH = 0.1  # seconds a finished record may wait on its worker to travel with others
 _MAX_BATCH = 100  # seeds per task at most: a worker's death reruns at most this many
-_BATCHES_PER_THREAD = 4  # in flight per worker thread, so no thread waits for work
+_IN_FLIGHT = 2  # batches per worker thread: one running, the next waiting on the worker
+_SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
+_SHORTEST = 0.1  # seconds of seeds a batch holds at least: a task costs Dask ~5 ms of CPU
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
 
@@ -85,11 +91,11 @@ def _thread_pool(settings: dict[str, Any], seed_timeout: float) -> WorkerPool:
 
 
 class _Sender:
-    """Sends finished records to the scheduler, a few at a time, within `_FLUSH` s.
+    """Sends finished records to the scheduler, a few at a time: one message per `_FLUSH` s.
 
-    One message per seed costs about as much CPU in Dask's comms as a short
-    seed itself; one per `_FLUSH` s keeps every record on its way long before
-    its batch ends.
+    Called on each record and on each wake of the worker's pool (at least
+    every 0.25 s), so no record waits more than `_FLUSH` + 0.25 s; one message
+    per seed would cost about as much CPU in Dask's comms as a short seed.
     """
 
     def __init__(self, worker: Any, topic: str) -> None:
@@ -104,7 +110,10 @@ class _Sender:
     def flush(self, force: bool = True) -> None:
         now = time.monotonic()
         if self._pending and (force or now - self._sent >= _FLUSH):
-            self._worker.log_event(self._topic, {"records": self._pending})
+            # One JSON string, not a list of dicts: Dask walks a nested message
+            # several times (a msgpack check, a size estimate, encode and decode on
+            # the scheduler and the client); a string it copies.
+            self._worker.log_event(self._topic, {"records": json.dumps(self._pending)})
             self._pending, self._sent = [], now
 
 
@@ -128,11 +137,16 @@ def run_batch(settings: dict[str, Any], seeds: list[int], topic: str, seed_timeo
 
 
 # A cluster we start spends its CPU on seeds: no statistical profiler sampling the
-# worker thread every 10 ms, slower housekeeping (measured: a third less idle CPU).
+# worker thread every 10 ms, slower housekeeping. The event-loop health check runs
+# every 20 ms in each of the scheduler, nannies and workers: at 1 s a 2-worker
+# cluster at rest uses 23 ms of CPU a second instead of 115. Work stealing has
+# nothing to balance (batches wait on the scheduler until a worker thread is free).
 _QUIET = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.scheduler.work-stealing": False,
 }
 
 
@@ -174,11 +188,14 @@ class DaskPool:
         self._settings = settings
         self._seed_timeout = seed_timeout
         self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
-        self._arrived: queue.SimpleQueue[Record] = queue.SimpleQueue()
+        # Records as they arrive, a message's at once (one wake of `run` each); a batch's
+        # end puts an empty list, so `run` sends the next batch without delay.
+        self._arrived: queue.SimpleQueue[list[Record]] = queue.SimpleQueue()
         self._client.subscribe_topic(self._topic, self._received)
         self._seen: set[int] = set()
         self._sent: dict[int, int] = {}  # seed -> times sent, for seeds with no record yet
         self._batches = 0
+        self._timed, self._seed_seconds = 0, 0.0  # records received and their seeds' wall time
         self._threads, self._asked = 1, -math.inf
 
     @property
@@ -199,32 +216,40 @@ class DaskPool:
         on_record: Callable[[Record], None],
         on_tick: Callable[[], None] = lambda: None,
     ) -> None:
-        """Run every request on the cluster; `on_record` once per seed, as records arrive."""
-        todo = [int(request["seed"]) for request in requests]
-        size = max(1, min(_MAX_BATCH, math.ceil(len(todo) / (self.threads * 4))))
-        waiting = [todo[i : i + size] for i in range(0, len(todo), size)]
+        """Run every request on the cluster; `on_record` once per seed, as records arrive.
+
+        Batches are cut as workers need them, each a share of the seeds not yet
+        sent (guided self-scheduling): long batches while many seeds remain keep
+        Dask's per-task cost small, short ones at the end keep every worker busy
+        until the last seed instead of one finishing a long batch alone.
+        """
+        todo = deque(int(request["seed"]) for request in requests)
         running: dict[Any, list[int]] = {}
-        while waiting or running:
-            while waiting and len(running) < self.threads * _BATCHES_PER_THREAD:
-                seeds = waiting.pop(0)
+        while todo or running:
+            while todo and len(running) < self.threads * _IN_FLIGHT:
+                seeds = [todo.popleft() for _ in range(self._batch_size(len(todo)))]
                 running[self._submit(seeds)] = seeds
-            done = [future for future in running if future.done()]
-            self._deliver(on_record, wait=not done)  # a batch's records precede its end
-            for future in done:
-                missing = self._finished(future, running.pop(future))
-                if missing:
-                    waiting.append(missing)
+            self._deliver(on_record)  # a batch's records arrive before it is done
+            for future in [future for future in running if future.done()]:
+                todo.extendleft(reversed(self._finished(future, running.pop(future))))
             on_tick()
+
+    def _batch_size(self, unsent: int) -> int:
+        size = math.ceil(unsent / (_SHARE * self.threads))
+        if self._seed_seconds > 0:  # never so short that Dask's cost per task outweighs the seeds
+            size = max(size, math.ceil(_SHORTEST * self._timed / self._seed_seconds))
+        return max(1, min(size, _MAX_BATCH, unsent))
 
     def _received(self, event: tuple[float, Record]) -> None:
         """On the client's event-loop thread: hand the records to the sweep's thread."""
         message = event[1]
         if "usage" in message:
-            self._arrived.put(message)  # the target cannot run there: the sweep stops
+            self._arrived.put([message])  # the target cannot run there: the sweep stops
             return
-        for record in message["records"]:
+        records = json.loads(message["records"])
+        for record in records:
             record["worker"] = message.get("worker")  # which Dask worker ran it (display only)
-            self._arrived.put(record)
+        self._arrived.put(records)
 
     def _submit(self, seeds: list[int]) -> Any:
         self._batches += 1
@@ -235,24 +260,34 @@ class DaskPool:
                     f"seed {seed} ran {_ATTEMPTS} times on the Dask cluster and its record "
                     "never arrived; --resume continues the sweep"
                 )
-        return self._client.submit(
+        future = self._client.submit(
             run_batch, self._settings, seeds, self._topic, self._seed_timeout,
             key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
         )  # fmt: skip
+        future.add_done_callback(lambda _: self._arrived.put([]))  # wakes `run`
+        return future
 
-    def _deliver(self, on_record: Callable[[Record], None], wait: bool) -> None:
+    def _deliver(self, on_record: Callable[[Record], None]) -> None:
+        """Hand on what has arrived, waiting (at most `_TICK` s) for a record or a batch's end."""
         try:
-            record = self._arrived.get(timeout=_TICK) if wait else self._arrived.get_nowait()
+            records = self._arrived.get(timeout=_TICK)
             while True:
-                if "usage" in record:
-                    raise UsageError(str(record["usage"]))
-                if record["seed"] not in self._seen:  # a rerun batch repeats equal records
-                    self._seen.add(record["seed"])
-                    self._sent.pop(record["seed"], None)
-                    on_record(record)
-                record = self._arrived.get_nowait()
+                for record in records:
+                    self._take(record, on_record)
+                records = self._arrived.get_nowait()
         except queue.Empty:
             return
+
+    def _take(self, record: Record, on_record: Callable[[Record], None]) -> None:
+        if "usage" in record:
+            raise UsageError(str(record["usage"]))
+        if record["seed"] in self._seen:  # a rerun batch repeats equal records
+            return
+        self._seen.add(record["seed"])
+        self._sent.pop(record["seed"], None)
+        self._timed += 1
+        self._seed_seconds += float(record.get("wall_time") or 0.0)
+        on_record(record)
 
     def _finished(self, future: Any, seeds: list[int]) -> list[int]:
         """The batch's seeds with no record yet; raise if the target cannot run."""
