@@ -2,26 +2,27 @@
 
 The same failure is the sweep's bucket: the error type and first line of the
 message with numbers masked. A candidate list of choices is kept when its run
-fails in that bucket, no later than the best run so far (each trial's step
-budget is the best run's length, so a trial that wanders off ends early), and
-is simpler: fewer faults, then fewer steps, then fewer choices away from
-their quiet default, then fewer choices. The passes, greedy, repeated while
-any helps and the wall-clock budget lasts:
+fails in that bucket and is simpler: fewer faults, then fewer steps, then
+fewer choices away from their quiet default, then fewer choices. A trial may
+run as long as the original run, no longer (its step budget), so one that
+wanders off ends early; dropping a fault may move the failure later, which
+later passes then pull back in. The passes, greedy, repeated while any helps
+and the wall-clock budget lasts:
 
-1. per stream, delete chunks of its loud draws, halving the chunk down to
-   single draws (dropping a fault, a retry, the tail of a run);
-2. each loud number set to 0 (a fault at once, no wait);
-3. quiet a whole stream (no faults at all, no latency variation, ...);
-4. quiet every draw of one reason (numbers masked: "latency n1->n2");
-5. chunks quieted instead of deleted (a delay to its minimum).
+1. quiet a whole stream (no faults at all, no latency variation, ...);
+2. quiet every draw of one reason (numbers masked: "latency n1->n2");
+3. per stream, drop one round of its loop (a fault: the nemesis's wait, its
+   pick and its details), the wait carried over, so later faults keep their
+   time;
+4. each loud number set to 0, else halved (a fault sooner, a shorter wait);
+5. per stream, delete chunks of its loud draws, the whole list first, then
+   halving the chunk down to single draws (retries, the tail of a run);
+6. the same chunks quieted instead of deleted (a delay to its minimum).
 
 Streams go smallest first (fewest draws away from their default): the
 nemesis's and buggify's few decisions before the disks' and the network's
-many, so the budget goes first to dropping faults, which also shortens runs
-and so makes every later trial cheaper.
-
-The budget makes a shrink's result depend on the machine's speed only when
-it runs out; the result says whether it did.
+many. The budget makes a shrink's result depend on the machine's speed only
+when it runs out; the result says whether it did.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from seedbed._core.choices import Choice
+from seedbed._core.choices import Choice, Value
 from seedbed._shrink._trial import Trial, is_quiet, run_trial
 from seedbed._sweep._record import mask_numbers
 from seedbed.errors import UsageError
@@ -69,6 +70,7 @@ class Shrinker:
         self.out_of_time = False
         self.deadline = 0.0
         self.best: Trial | None = None
+        self.cap: int | None = None  # a trial's step budget: the original run's length
         self.bucket: str | None = None
 
     def shrink(self, source: Sequence[Choice] | None = None) -> Shrunk:
@@ -79,8 +81,9 @@ class Shrinker:
         if original.bucket is None:
             raise NotFailing(f"the target passes under seed {self.seed}: nothing to shrink")
         self.best, self.bucket = original, original.bucket
-        passes = (self._delete_chunks, self._zero_numbers, self._quiet_streams,
-                  self._quiet_reasons, self._quiet_chunks)  # fmt: skip
+        self.cap = original.steps + 1 if original.steps else None
+        passes = (self._quiet_streams, self._quiet_reasons, self._drop_rounds,
+                  self._smaller_numbers, self._delete_chunks, self._quiet_chunks)  # fmt: skip
         improved = True
         while improved and not self._late():
             improved = False
@@ -102,12 +105,11 @@ class Shrinker:
         if self._late():
             return False
         options = dict(self.options)
-        cap = best.steps + 1 if best.steps else None
-        if cap is not None and not _builds_own_world(self.obj):
-            options["max_steps"] = min(cap, options.get("max_steps") or cap)
+        if self.cap is not None and not _builds_own_world(self.obj):
+            options["max_steps"] = min(self.cap, options.get("max_steps") or self.cap)
         self.trials += 1
         trial = run_trial(self.obj, self.seed, candidate, options)
-        if trial.bucket != self.bucket or not _simpler(trial, best):
+        if trial.bucket != self.bucket or not _size(trial) < _size(best):
             return False
         self.best = trial
         return True
@@ -136,6 +138,40 @@ class Shrinker:
             improved = self._try(candidate) or improved
         return improved
 
+    def _drop_rounds(self) -> bool:
+        """Per stream, drop one round of its loop: the draws from one draw of its
+        first recurring reason (the nemesis's "time to next fault") to the next,
+        adding a dropped wait to the next one, so later rounds keep their time."""
+        improved = False
+        for name in _loud_counts(self._chosen, lambda c: c.stream):
+            round_number = 0
+            while not self._late():
+                heads = _round_heads(self._in(name))
+                if round_number >= len(heads) - 1:
+                    break
+                if self._try(self._without_round(name, round_number)):
+                    improved = True
+                else:
+                    round_number += 1
+        return improved
+
+    def _without_round(self, stream: str, round_number: int) -> list[Choice]:
+        mine = self._in(stream)
+        heads = _round_heads(mine)
+        head, after = mine[heads[round_number]], mine[heads[round_number + 1]]
+        doomed = {c.order for c in mine[heads[round_number] : heads[round_number + 1]]}
+        carried = after.value
+        if isinstance(head.value, float) and isinstance(after.value, float):
+            carried = head.value + after.value
+        return [
+            replace(c, value=carried) if c.order == after.order else c
+            for c in self._chosen
+            if c.order not in doomed
+        ]
+
+    def _in(self, stream: str) -> list[Choice]:
+        return [c for c in self._chosen if c.stream == stream]
+
     def _delete_chunks(self) -> bool:
         return self._chunks(lambda chosen, doomed: [c for c in chosen if c.order not in doomed])
 
@@ -149,7 +185,7 @@ class Shrinker:
         the end backwards, halving the chunk size down to one draw."""
         improved = False
         for name in _loud_counts(self._chosen, lambda c: c.stream):
-            size = max(1, len(self._loud_in(name)) // 2)
+            size = len(self._loud_in(name))
             while size >= 1 and not self._late():
                 end = len(self._loud_in(name))
                 while end > 0 and not self._late():
@@ -165,17 +201,56 @@ class Shrinker:
     def _loud_in(self, stream: str) -> list[Choice]:
         return [c for c in self._chosen if c.stream == stream and not is_quiet(c.value)]
 
-    def _zero_numbers(self) -> bool:
+    def _smaller_numbers(self) -> bool:
+        """Each loud number to 0, else halved while that keeps the failure."""
         improved = False
         for name in _loud_counts(self._chosen, lambda c: c.stream):
-            for choice in self._loud_in(name):
-                if self._late():
-                    return improved
-                if isinstance(choice.value, int | float) and choice in self._chosen:
-                    zeroed = replace(choice, value=0)
-                    candidate = [zeroed if c == choice else c for c in self._chosen]
-                    improved = self._try(candidate) or improved
+            index = 0
+            while not self._late():
+                numbers = [c for c in self._loud_in(name) if isinstance(c.value, int | float)]
+                if index >= len(numbers):
+                    break
+                zeroed, lowered = self._lower(numbers[index])
+                improved = improved or lowered
+                index += 0 if zeroed else 1
         return improved
+
+    def _lower(self, choice: Choice) -> tuple[bool, bool]:
+        """(set to 0, made smaller at all) for one loud number of the best run."""
+        if self._try(self._with(choice.order, 0)):
+            return True, True
+        lowered = False
+        value = choice.value
+        for _ in range(_HALVINGS):
+            assert isinstance(value, int | float)
+            value = value // 2 if isinstance(value, int) else value / 2
+            found = self._find(choice)
+            if is_quiet(value) or found is None or not self._try(self._with(found.order, value)):
+                break
+            lowered = True
+        return False, lowered
+
+    def _find(self, choice: Choice) -> Choice | None:
+        """The same draw in the best run (its reason's k-th), if there still is one."""
+        nth = sum(1 for c in self._chosen if c.order < choice.order and c.reason == choice.reason
+                  and c.stream == choice.stream)  # fmt: skip
+        same = [c for c in self._chosen if c.stream == choice.stream and c.reason == choice.reason]
+        return same[nth] if nth < len(same) else None
+
+    def _with(self, order: int, value: Value) -> list[Choice]:
+        return [replace(c, value=value) if c.order == order else c for c in self._chosen]
+
+
+_HALVINGS = 4  # a number halved at most this often per pass: 1/16 of it
+
+
+def _round_heads(mine: list[Choice]) -> list[int]:
+    """Positions of the stream's first reason that recurs: where its rounds begin."""
+    seen: dict[str, int] = {}
+    for choice in mine:
+        seen[choice.reason] = seen.get(choice.reason, 0) + 1
+    head = next((c.reason for c in mine if seen[c.reason] > 1), None)
+    return [i for i, c in enumerate(mine) if c.reason == head]
 
 
 def _quieted(choice: Choice) -> Choice:
@@ -189,12 +264,6 @@ def _loud_counts(chosen: list[Choice], key_of: Callable[[Choice], str]) -> list[
         if not is_quiet(choice.value):
             counts[key_of(choice)] = counts.get(key_of(choice), 0) + 1
     return sorted(counts, key=lambda key: counts[key])
-
-
-def _simpler(trial: Trial, best: Trial) -> bool:
-    if trial.steps > best.steps:
-        return False
-    return _size(trial) < _size(best)
 
 
 def _size(trial: Trial) -> tuple[int, int, int, int]:
