@@ -35,7 +35,7 @@ def seedbed(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def shrunk_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("shrink") / "counter.json"
-    done = seedbed("shrink", COUNTER, "--seed", "55", "--out", str(out), "--budget", "8")
+    done = seedbed("shrink", COUNTER, "--seed", "55", "--out", str(out), "--budget", "30")
     assert done.returncode == 0, done.stderr[-2000:]
     return out, done.stdout
 

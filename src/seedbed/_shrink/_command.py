@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,9 @@ import click
 
 from seedbed._cli_explore import explore_flags, explore_options
 from seedbed._shrink._file import ChoiceFile, read_choices, write_choices
-from seedbed._shrink._search import Shrinker, Shrunk
+from seedbed._shrink._search import Shrinker, Shrunk, builds_own_world
 from seedbed._shrink._story import fault_lines, last_lines, read_events
-from seedbed._shrink._trial import Trial, failure_of, run_trial
+from seedbed._shrink._trial import Trial, asyncio_log_off, run_trial
 from seedbed.errors import UsageError
 
 
@@ -52,11 +53,13 @@ def shrink(target: str, seed: str | None, choices_path: str | None, out: str, bu
             source, recorded_seed = found.choices, found.seed
             options = {**found.options, **_given(options)}
         the_seed = _pick_seed(SEED, seed, recorded_seed)
-        shrunk = Shrinker(obj, the_seed, _given(options), budget).shrink(source)
-        saved = ChoiceFile(target, the_seed, shrunk.best.chosen, _given(options),
-                           failure_of(shrunk.best.error))  # fmt: skip
-        write_choices(out, saved)
-        story = _story(obj, saved)
+        with asyncio_log_off(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # coroutines of cut-short trials
+            shrunk = Shrinker(obj, the_seed, _given(options), budget).shrink(source)
+            saved = ChoiceFile(target, the_seed, shrunk.best.chosen, _given(options),
+                               shrunk.best.failure)  # fmt: skip
+            write_choices(out, saved)
+            story = _story(obj, saved)
     except (UsageError, OSError) as exc:
         _fail(str(exc))
         return
@@ -83,7 +86,8 @@ def _story(obj: Any, saved: ChoiceFile) -> tuple[Trial, list[str], list[str]]:
     """Replay the shrunk choices once more with a trace: its faults and last events."""
     with tempfile.TemporaryDirectory(prefix="seedbed-shrink-") as folder:
         path = str(Path(folder) / "trace.jsonl")
-        trial = run_trial(obj, saved.seed, saved.choices, saved.options, trace=path)
+        traced = None if builds_own_world(obj) else path  # it sets its own trace
+        trial = run_trial(obj, saved.seed, saved.choices, saved.options, trace=traced)
         events = read_events(path) if Path(path).exists() else []
     return trial, fault_lines(events), last_lines(events)
 

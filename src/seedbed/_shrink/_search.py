@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from seedbed._core.choices import Choice, Value
-from seedbed._shrink._trial import Trial, is_quiet, run_trial
+from seedbed._shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed._sweep._record import mask_numbers
 from seedbed.errors import UsageError
 
@@ -82,6 +82,11 @@ class Shrinker:
             raise NotFailing(f"the target passes under seed {self.seed}: nothing to shrink")
         self.best, self.bucket = original, original.bucket
         self.cap = original.steps + 1 if original.steps else None
+        with asyncio_log_off():  # hundreds of trials: their dropped tasks' errors are noise
+            self._search()
+        return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
+
+    def _search(self) -> None:
         passes = (self._quiet_streams, self._quiet_reasons, self._drop_rounds,
                   self._smaller_numbers, self._delete_chunks, self._quiet_chunks)  # fmt: skip
         improved = True
@@ -89,7 +94,6 @@ class Shrinker:
             improved = False
             for step in passes:
                 improved = step() or improved
-        return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
 
     # -- trials -----------------------------------------------------------------
 
@@ -105,7 +109,7 @@ class Shrinker:
         if self._late():
             return False
         options = dict(self.options)
-        if self.cap is not None and not _builds_own_world(self.obj):
+        if self.cap is not None and not builds_own_world(self.obj):
             options["max_steps"] = min(self.cap, options.get("max_steps") or self.cap)
         self.trials += 1
         trial = run_trial(self.obj, self.seed, candidate, options)
@@ -270,7 +274,7 @@ def _size(trial: Trial) -> tuple[int, int, int, int]:
     return (trial.fault_count, trial.steps, trial.loud, len(trial.chosen))
 
 
-def _builds_own_world(obj: Any) -> bool:
+def builds_own_world(obj: Any) -> bool:
     """A function f(seed) that builds its own Simulation takes no run options."""
     import inspect
 

@@ -7,7 +7,10 @@ choices of a smaller run as they were used, defaults filled in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,15 +23,19 @@ from seedbed.errors import UsageError
 
 @dataclass(frozen=True)
 class Trial:
-    """A finished run: its failure's bucket (None if it passed), steps, faults
-    injected (per kind) and the choices it made."""
+    """A finished run: its failure (type, bucket, first line; None if it
+    passed), steps, faults injected (per kind) and the choices it made. The
+    exception itself is not kept: its traceback holds the whole world."""
 
-    error: BaseException | None
-    bucket: str | None
+    failure: dict[str, Any] | None
     steps: int
     faults: dict[str, Any]
     chosen: list[Choice]
     virtual_time: float | None
+
+    @property
+    def bucket(self) -> str | None:
+        return self.failure["bucket"] if self.failure is not None else None
 
     @property
     def fault_count(self) -> int:
@@ -68,9 +75,7 @@ def run_trial(
             raise
         except Exception as exc:  # a failure outside the simulation proper
             error, steps, faults, vt = exc, 0, {}, None
-    failure = failure_of(error)
-    bucket = failure["bucket"] if failure is not None else None
-    return Trial(error, bucket, steps, dict(faults), list(made.choices), vt)
+    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt)
 
 
 def _run(
@@ -88,6 +93,23 @@ def _run(
         return None, result.steps, result.faults, result.virtual_time
     outcome = run_target(obj, seed, trace=trace, **given)
     return outcome.error, outcome.steps or 0, outcome.faults or {}, outcome.virtual_time
+
+
+@contextmanager
+def asyncio_log_off() -> Iterator[None]:
+    """asyncio's and seedbed's loggers off: the tasks that trial runs leave
+    failed are collected with "exception was never retrieved" tracebacks, by
+    the hundred."""
+    loggers = [logging.getLogger(name) for name in ("asyncio", "seedbed")]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        gc.collect()  # while still off: what the trials left goes now
+        for logger, was in zip(loggers, before, strict=True):
+            logger.disabled = was
 
 
 def is_quiet(value: Any) -> bool:
