@@ -135,7 +135,7 @@ def run(
         _usage_error(str(exc))
         return
     except (SystemExit, KeyboardInterrupt) as exc:
-        exit_from_user_code(exc, target, seed or 0)
+        exit_from_user_code(exc, target, seed)
     finally:
         _breakpoint.request(None)
     _print_outcome(outcome, as_json)

@@ -14,7 +14,8 @@ and the wall-clock budget lasts:
 3. per stream, drop one round of its loop (a fault: the nemesis's wait, its
    pick and its details), the wait carried over, so later faults keep their
    time;
-4. each loud number set to 0, else halved (a fault sooner, a shorter wait);
+4. each loud number set to 0, else to the smallest of 1/16, 1/8, 1/4, 1/2
+   of it that keeps the failure (a fault sooner, a shorter wait);
 5. per stream, delete chunks of its loud draws, the whole list first, then
    halving the chunk down to single draws (retries, the tail of a run);
 6. the same chunks quieted instead of deleted (a delay to its minimum).
@@ -220,32 +221,24 @@ class Shrinker:
         return improved
 
     def _lower(self, choice: Choice) -> tuple[bool, bool]:
-        """(set to 0, made smaller at all) for one loud number of the best run."""
+        """(set to 0, made smaller at all) for one loud number of the best run:
+        0, else the smallest of a few fractions of it that keeps the failure
+        (a fault must often land in a window: halving alone steps over it)."""
         if self._try(self._with(choice.order, 0)):
             return True, True
-        lowered = False
         value = choice.value
-        for _ in range(_HALVINGS):
-            assert isinstance(value, int | float)
-            value = value // 2 if isinstance(value, int) else value / 2
-            found = self._find(choice)
-            if is_quiet(value) or found is None or not self._try(self._with(found.order, value)):
-                break
-            lowered = True
-        return False, lowered
-
-    def _find(self, choice: Choice) -> Choice | None:
-        """The same draw in the best run (its reason's k-th), if there still is one."""
-        nth = sum(1 for c in self._chosen if c.order < choice.order and c.reason == choice.reason
-                  and c.stream == choice.stream)  # fmt: skip
-        same = [c for c in self._chosen if c.stream == choice.stream and c.reason == choice.reason]
-        return same[nth] if nth < len(same) else None
+        assert isinstance(value, int | float)
+        for fraction in _FRACTIONS:
+            smaller = int(value * fraction) if isinstance(value, int) else value * fraction
+            if not is_quiet(smaller) and self._try(self._with(choice.order, smaller)):
+                return False, True
+        return False, False
 
     def _with(self, order: int, value: Value) -> list[Choice]:
         return [replace(c, value=value) if c.order == order else c for c in self._chosen]
 
 
-_HALVINGS = 4  # a number halved at most this often per pass: 1/16 of it
+_FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
 
 
 def _round_heads(mine: list[Choice]) -> list[int]:
