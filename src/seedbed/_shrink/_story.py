@@ -2,8 +2,9 @@
 last events before the failure.
 
 A fault shows in the trace as the nemesis's labelled draws ("nemesis: crash
-which node"), the world's own events (`crash n2`, `start n2`), and buggify
-sites that fired; virtual time comes from the trace's time events.
+which node"), the world's own events (`crash n2`, `start n2`, a link's
+state `net.link n1 n2 dropped`, a failpoint), and buggify sites that fired;
+virtual time comes from the trace's time events.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ def fault_lines(events: Iterable[Sequence[Any]]) -> list[str]:
             said = f"crash {event[1]}"
         elif kind == "start" and len(event) >= 2 and str(event[1]) in crashed:
             said = f"restart {event[1]}"
-        elif kind == "nemesis":
+        elif kind == "nemesis" or kind == "failpoint":
             said = " ".join(map(str, event))
+        elif kind == "net.link" and len(event) == 4:
+            said = f"link {event[1]}->{event[2]} {event[3]}"
         elif kind == "draw" and len(event) == 4:
             said = _fault_draw(str(event[1]), str(event[2]), event[3])
         if said is not None:
