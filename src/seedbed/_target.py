@@ -61,6 +61,9 @@ def _importable_by_name(module: str, path: str) -> bool:
 
 
 _CLI_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
+_EXPLORE_FLAGS = {"explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
+                  "strategy": "--strategy", "pct_depth": "--pct-depth"}  # fmt: skip
+_CLI_FLAGS.update(_EXPLORE_FLAGS)  # loop options every plain program and Scenario takes
 
 
 def replay_command(
@@ -273,10 +276,10 @@ def _maybe_scenario_factory(func: Callable[..., Any]) -> Any:
 def _split_options(options: dict[str, Any]) -> tuple[dict[str, Any], str | Path | None]:
     options = dict(options)
     trace = options.pop("trace", None)
-    unknown = sorted(set(options) - {"max_steps", "max_time", "strict"})
+    unknown = sorted(set(options) - set(_CLI_FLAGS))
     if unknown:
         raise UsageError(
-            f"unknown run option {unknown[0]!r}; options are max_steps, max_time, strict, trace"
+            f"unknown run option {unknown[0]!r}; options are {', '.join(_CLI_FLAGS)}, trace"
         )
     kept = {key: value for key, value in options.items() if value is not None}
     if not kept.get("strict", True):

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from seedbed._cli_explore import explore_flags, explore_options
 from seedbed._hashseed import fixed_env, hash_seed_is_fixed
 
 _SEED_HELP = "the seed: decimal or 0x-prefixed hex"
@@ -77,7 +78,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("target")
-@click.option("--seed", type=SEED, required=True, help=_SEED_HELP)
+@click.option("--seed", type=SEED, default=None, help=_SEED_HELP + " (required without --choices)")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget in seconds")  # fmt: skip
@@ -87,15 +88,20 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--break-at", "break_at", default=None, metavar="STEP|TIME",
               help="open the debugger before this step (or virtual time) runs")  # fmt: skip
+@click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
+              help="replay the choices in this file (from `seedbed shrink`)")  # fmt: skip
+@explore_flags
 def run(
     target: str,
-    seed: int,
+    seed: int | None,
     max_steps: int | None,
     max_time: float | None,
     strict: bool,
     trace_path: str | None,
     as_json: bool,
     break_at: str | None,
+    choices_path: str | None,
+    **explore: Any,
 ) -> None:
     """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
     that builds and runs a Simulation (module:name or file.py:name).
@@ -108,12 +114,23 @@ def run(
     from seedbed.aio import _breakpoint
     from seedbed.errors import UsageError
 
+    if seed is None and choices_path is None:
+        _usage_error("run needs --seed N (or --choices FILE, which holds its seed)")
     obj = _resolve(target)
     try:
         _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
-        outcome = run_target(
-            obj, seed, max_steps=max_steps, max_time=max_time, strict=strict, trace=trace_path
-        )
+        options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
+                   **explore_options(**explore)}  # fmt: skip
+        if choices_path is not None:
+            from seedbed._shrink._command import replay_choices
+
+            outcome = replay_choices(
+                lambda s, **o: run_target(obj, s, trace=trace_path, **o),
+                choices_path, target, seed, options,
+            )  # fmt: skip
+        else:
+            assert seed is not None
+            outcome = run_target(obj, seed, trace=trace_path, **options)
     except (UsageError, OSError) as exc:
         _usage_error(str(exc))
         return
@@ -267,17 +284,22 @@ def _replay_scenario(scenario: Any, trace_path: str) -> Any:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
                    "workers (pip install 'seedbed[dask]')")  # fmt: skip
+@explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
           show_traceback: bool, require_sometimes: bool, as_json: bool,
-          scheduler: str | None) -> None:  # fmt: skip
+          scheduler: str | None, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     from seedbed._sweep._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
     from seedbed.errors import UsageError
 
+    try:
+        explored = explore_options(**explore)
+    except UsageError as exc:
+        _usage_error(str(exc))
     spec = SweepSpec(
         target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
-        options={"max_steps": max_steps, "max_time": max_time, "strict": strict},
+        options={"max_steps": max_steps, "max_time": max_time, "strict": strict, **explored},
         resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
         require_sometimes=require_sometimes, argv=argv(), scheduler=scheduler,
     )  # fmt: skip
@@ -329,10 +351,12 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
 
 def _register_commands() -> None:
     from seedbed._report._command import report
+    from seedbed._shrink._command import shrink
     from seedbed.check._cli import check_history
 
     cli.add_command(check_history)
     cli.add_command(report)
+    cli.add_command(shrink)
 
 
 def main() -> None:

@@ -23,12 +23,19 @@ import hashlib
 import math
 import random
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from seedbed._core.trace import Trace, word_of
 from seedbed._core.validate import check_seed
 
+if TYPE_CHECKING:
+    from seedbed._core.choices import ChoiceSession
+
 T = TypeVar("T")
+
+# Set while choices are recorded or replayed (`seedbed._core.choices.session`);
+# read only when a stream is created, so the draws of other runs cost nothing more.
+choice_session: ChoiceSession | None = None
 
 _DOUBLE_BITS = 53
 _DOUBLE_SCALE = 1.0 / (1 << _DOUBLE_BITS)
@@ -54,8 +61,10 @@ class Stream:
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
 
-    def raw(self, k: int) -> int:
-        """k uniformly random bits, unrecorded: for callers that record a summary."""
+    def raw(self, k: int, reason: str = "raw bits") -> int:
+        """k uniformly random bits, not traced: for callers that trace a summary.
+
+        `reason` names the bits for choice recording (see `choices`)."""
         return self._bits(k)
 
     def below(self, n: int, reason: str) -> int:
@@ -99,8 +108,11 @@ class Stream:
         self._note(reason, int(value))
         return value
 
-    def exponential(self, mean: float, reason: str) -> float:
-        """An exponentially distributed float with the given mean (memoryless delays)."""
+    def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+        """An exponentially distributed float with the given mean (memoryless delays).
+
+        `quiet` is the value a replay of recorded choices uses where it has
+        none: the minimum delay by default; `math.inf` for "never"."""
         u = self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE
         value = -math.log1p(-u) * mean
         self._note(reason, value)
@@ -150,6 +162,10 @@ class Entropy:
         """The stream called `name`; the same object every time it is asked for."""
         stream = self._streams.get(name)
         if stream is None:
-            stream = Stream(name, derive_seed(self.seed, name), self._trace)
+            if choice_session is None:
+                stream = Stream(name, derive_seed(self.seed, name), self._trace)
+            else:
+                seed = derive_seed(self.seed, name)
+                stream = choice_session.stream(self, name, seed, self._trace)
             self._streams[name] = stream
         return stream

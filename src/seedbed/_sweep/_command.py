@@ -54,7 +54,9 @@ def _same_interpreter(script: str) -> bool:
         return False
 
 
-_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
+_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict",
+          "explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
+          "strategy": "--strategy", "pct_depth": "--pct-depth"}  # fmt: skip
 
 
 def run_command(prefix: str, target: str, seed: int, options: dict[str, object]) -> str:

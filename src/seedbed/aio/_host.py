@@ -57,7 +57,7 @@ class RunHost:
 
     def urandom(self, n: int, reason: str) -> bytes:
         stream = self._loop._st.user
-        value = stream.raw(8 * n) if n else 0
+        value = stream.raw(8 * n, reason) if n else 0
         self._loop._st.trace.emit("draw", stream.name, reason, value & ((1 << 64) - 1))
         return value.to_bytes(n, "little")
 

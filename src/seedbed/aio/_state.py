@@ -210,7 +210,7 @@ class LoopState:
         if self.refills:
             collect_at(self.refills)  # a point fixed by the step count, see _collect
         self.refills += 1
-        bits = self.sched.raw(8 * COST_TABLE_SIZE)
+        bits = self.sched.raw(8 * COST_TABLE_SIZE, "callback cpu costs")
         self.trace.emit("draw", "loop", "callback cpu costs", bits & ((1 << 64) - 1))
         self.costs[:] = map(self.cost_levels.__getitem__, bits.to_bytes(COST_TABLE_SIZE, "little"))
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +89,12 @@ class Nemesis:
         rates = self.profile.rates()
         total = self.profile.total_rate
         while True:
-            await asyncio.sleep(self.stream.exponential(1.0 / total, "nemesis: time to next fault"))
+            wait = self.stream.exponential(
+                1.0 / total, "nemesis: time to next fault", quiet=math.inf
+            )  # replayed choices without this one mean no more faults
+            if math.isinf(wait):
+                return
+            await asyncio.sleep(wait)
             pick = self.stream.uniform(0.0, total, "nemesis: which fault")
             for name, rate in rates:
                 if pick < rate or name == rates[-1][0]:

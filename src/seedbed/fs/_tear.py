@@ -101,7 +101,7 @@ class Tearer:
 
     def _garbage(self, n: int) -> bytes:
         """`n` random bytes; their draw is explained by the recorded "garbage" draw before it."""
-        return self._stream.raw(8 * n).to_bytes(n, "little")
+        return self._stream.raw(8 * n, "garbage bytes").to_bytes(n, "little")
 
     def _length(self, path: str, *, full: int, cut: int) -> int:
         """The write's full extent or the cut-back length, when they differ."""

@@ -84,7 +84,7 @@ class Fabric:
         """A uniform 16-bit value for the next chunk split, drawn in labelled batches."""
         fractions = self.chunk_fractions
         if not fractions:
-            bits = self.stream.raw(16 * CHUNK_BATCH)
+            bits = self.stream.raw(16 * CHUNK_BATCH, "chunk sizes")
             self.trace.emit("draw", self.stream.name, "chunk sizes", bits & ((1 << 64) - 1))
             fractions[:] = bits.to_bytes(2 * CHUNK_BATCH, "little")
             fractions[:] = [

@@ -118,7 +118,7 @@ class Links:
         hashes, so runs stay replayable and seeds still differ.
         """
         timing = link.timing
-        bits = self._stream.raw(32 * DELAY_BATCH)
+        bits = self._stream.raw(32 * DELAY_BATCH, link.latency_reason)
         self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
         spread, low, high = timing.latency_spread, timing.latency_min, timing.latency_max
         delays = []

@@ -152,13 +152,15 @@ class Scenario:
         replay: str | None = None,
         overrides: dict[str, Any] | None = None,
         recording: str | Path | None = None,
+        last_events: bool = True,
     ) -> tuple[ScenarioResult | None, SimulationFailure | None]:
         """Run once; return (result, None) or (None, failure with its report).
 
         `overrides` replace world options for this run (the CLI's budgets);
         `recording` checks the run against a recorded trace (`Nondeterminism`
-        at the first difference). Usage errors (a broken setup call, bad
-        options) still raise.
+        at the first difference). Without `last_events`, a failure's report
+        has none (no second run to collect them: what a shrinker's many trial
+        runs want). Usage errors (a broken setup call, bad options) still raise.
         """
         from seedbed._target import scenario_replay
 
@@ -174,7 +176,7 @@ class Scenario:
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
-            return None, run.failure(exc)
+            return None, run.failure(exc, last_events)
 
     def replay_events(
         self, seed: int, overrides: dict[str, Any] | None = None, keep: int = LAST_EVENTS
@@ -374,7 +376,7 @@ class _Run:
     def events(self) -> list[Any]:
         return list(self.sim.loop.trace.events or [])
 
-    def failure(self, exc: BaseException) -> SimulationFailure:
+    def failure(self, exc: BaseException, last_events: bool = True) -> SimulationFailure:
         """The run's failure as a `SimulationFailure` with its report."""
         error = _as_failure(exc)
         if error.context is None:
@@ -390,7 +392,9 @@ class _Run:
             faults=self._faults(),
             assertions=hooks_of(self.sim.loop).assertions(),
             location=user_location(error),
-            last_events=self.scenario.replay_events(self.seed, self._budgets()),
+            last_events=(
+                self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
+            ),
             replay=self.replay,
         )
         return error

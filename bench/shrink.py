@@ -1,0 +1,70 @@
+"""Benchmark: shrinking each planted bug's failing run (issue 14 item 5).
+
+For every planted bug of `examples/kvstore` (its `bug_<name>` scenario at a
+seed known to fail, see `SEEDS`) and the counter example (seed 55), shrink
+the failing run with `seedbed shrink`'s search under a wall-clock budget and
+replay the shrunk choices once more. One row per bug: faults injected,
+steps (events) and choices (all / away from their default) before -> after,
+the runs tried, the wall time, and whether the shrunk choices replay the
+same failure. The issue's target: at most 2 faults and a tenth of the steps,
+in under a minute.
+
+    PYTHONHASHSEED=0 python bench/shrink.py [--budget 60] [--bug NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from seedbed._shrink._search import Shrinker
+from seedbed._shrink._trial import run_trial
+from seedbed._target import resolve
+
+# First failing seed of each planted-bug scenario in 0..39 (tests/quality sweeps these).
+SEEDS = {
+    "examples.kvstore.scenarios:bug_ack_before_fsync": 5,
+    "examples.kvstore.scenarios:bug_follower_reads": 0,
+    "examples.kvstore.scenarios:bug_forget_vote": 7,
+    "examples.kvstore.scenarios:bug_commit_without_quorum": 1,
+    "examples.kvstore.scenarios:bug_trust_without_checksum": 1,
+    "examples.kvstore.scenarios:bug_skip_read_validation": 0,
+    "examples.counter:counter": 55,
+}
+
+
+def shrink_one(target: str, seed: int, budget: float) -> str:
+    obj = resolve(target)
+    started = time.perf_counter()
+    shrunk = Shrinker(obj, seed, {}, budget).shrink()
+    wall = time.perf_counter() - started
+    before, after = shrunk.original, shrunk.best
+    replayed = run_trial(obj, seed, after.chosen, {})
+    same = "yes" if replayed.bucket == after.bucket else f"NO: {replayed.bucket}"
+    name = target.rpartition(":")[2]
+    return (
+        f"| {name} | {seed} | {before.fault_count} -> {after.fault_count} "
+        f"| {before.steps} -> {after.steps} ({after.steps / max(1, before.steps):.0%}) "
+        f"| {len(before.chosen)}/{before.loud} -> {len(after.chosen)}/{after.loud} "
+        f"| {shrunk.trials} | {wall:.1f} | {same} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds per bug")
+    parser.add_argument("--bug", default=None, help="only targets containing this text")
+    args = parser.parse_args()
+    print("| bug | seed | faults | steps | choices (all/loud) | runs | wall s | replays |")
+    print("|---|---|---|---|---|---|---|---|")
+    for target, seed in SEEDS.items():
+        if args.bug is None or args.bug in target:
+            print(shrink_one(target, seed, args.budget), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""Choices: a run's labelled draws, recorded, and replayed leniently.
+
+A *choice* is one labelled draw: the stream it came from, its reason and the
+value it returned. Recording keeps every choice of a run in draw order;
+replaying hands the recorded values back instead of drawing, so a shrinker
+can edit them (`null` means "the quiet default") and a saved failure still
+replays after small changes to the program.
+
+Lenient replay lines choices up per stream *and* per reason: the k-th draw
+with reason R in stream S gets the k-th recorded value for (S, R). So a
+changed program that adds, removes or reorders draws of other reasons still
+gets its own values. When the list has no value left for a draw, or the value
+is `null` or of the wrong type, the draw gets its quiet default: what a run
+with no pressure would do (no fault, the minimum delay, the first option,
+the identity order, zero bits). A value out of range wraps (modulo).
+
+Cost: only streams created while a `ChoiceSession` is active are of these
+subclasses; every other run uses the plain `Stream`, whose draws are not
+touched (`Entropy.stream` consults the session only when it creates a stream).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from seedbed._core import entropy
+from seedbed._core.entropy import Stream
+
+if TYPE_CHECKING:
+    from seedbed._core.entropy import Entropy
+    from seedbed._core.trace import Trace
+
+Value = int | float | str | None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One draw: its stream, reason, value (None: the quiet default) and place
+    in the run's draw order (across streams)."""
+
+    stream: str
+    reason: str
+    value: Value
+    order: int
+
+
+class ChoiceSession:
+    """Streams created while active record their draws (and, given `source`,
+    replay it). A session spans one run; a stream name asked for again by
+    another `Entropy` (a failure report re-running the seed for its last
+    events) starts a new pass, which replays from the start again and whose
+    record is kept apart: `choices` is the first pass's."""
+
+    def __init__(self, source: Sequence[Choice] | None = None) -> None:
+        self._source = list(source) if source is not None else None
+        self._owners: dict[str, Entropy] = {}
+        self._queues: dict[tuple[str, str], deque[Value]] = {}
+        self._passes: list[list[Choice]] = [[]]
+        self._reset_queues()
+
+    @property
+    def replaying(self) -> bool:
+        return self._source is not None
+
+    @property
+    def choices(self) -> list[Choice]:
+        """The draws of the first pass, in order: what the run chose."""
+        return self._passes[0]
+
+    def _reset_queues(self) -> None:
+        self._queues = {}
+        for choice in sorted(self._source or (), key=lambda c: c.order):
+            self._queues.setdefault((choice.stream, choice.reason), deque()).append(choice.value)
+
+    def stream(self, owner: Entropy, name: str, seed: int, trace: Trace) -> Stream:
+        """A stream for `owner` that records (and replays) its draws."""
+        previous = self._owners.get(name)
+        if previous is not None and previous is not owner:
+            self._owners = {}
+            self._passes.append([])
+            self._reset_queues()
+        self._owners[name] = owner
+        if self.replaying:
+            return ReplayingStream(name, seed, trace, self)
+        return RecordingStream(name, seed, trace, self)
+
+    def log(self, stream: str, reason: str, value: Value) -> None:
+        record = self._passes[-1]
+        record.append(Choice(stream, reason, value, len(record)))
+
+    def recorded(self, stream: str, reason: str) -> Value:
+        """The next recorded value for (stream, reason), or None (the default)."""
+        queue = self._queues.get((stream, reason))
+        return queue.popleft() if queue else None
+
+
+@contextmanager
+def session(source: Sequence[Choice] | None = None) -> Iterator[ChoiceSession]:
+    """Record (and with `source`, replay) the choices of runs made inside."""
+    made = ChoiceSession(source)
+    previous = entropy.choice_session
+    entropy.choice_session = made
+    try:
+        yield made
+    finally:
+        entropy.choice_session = previous
+
+
+class RecordingStream(Stream):
+    """A stream that draws as usual and logs every labelled draw."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, name: str, seed: int, trace: Trace, owner: ChoiceSession) -> None:
+        super().__init__(name, seed, trace)
+        self._session = owner
+
+    def _note(self, reason: str, value: int | float | str) -> None:
+        super()._note(reason, value)
+        self._session.log(self.name, reason, value)
+
+    def raw(self, k: int, reason: str = "raw bits") -> int:
+        value = self._bits(k)
+        self._session.log(self.name, reason, hex(value))
+        return value
+
+
+def _as_int(value: Value) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return int(value)
+
+
+def _as_float(value: Value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+class ReplayingStream(Stream):
+    """A stream that returns recorded values (or quiet defaults) and draws nothing.
+
+    Each draw still goes to the trace (the run explains itself) and to the
+    session's log, so a shrinker learns exactly what the run used.
+    """
+
+    __slots__ = ("_session",)
+
+    def __init__(self, name: str, seed: int, trace: Trace, owner: ChoiceSession) -> None:
+        super().__init__(name, seed, trace)
+        self._session = owner
+
+    def _take(self, reason: str) -> Value:
+        return self._session.recorded(self.name, reason)
+
+    def _use(self, reason: str, value: int | float | str) -> None:
+        Stream._note(self, reason, value)
+        self._session.log(self.name, reason, value)
+
+    def raw(self, k: int, reason: str = "raw bits") -> int:
+        recorded = self._take(reason)
+        value = 0
+        if isinstance(recorded, str) and recorded.startswith("0x"):
+            try:
+                value = int(recorded, 16) & ((1 << k) - 1)
+            except ValueError:
+                value = 0
+        self._session.log(self.name, reason, hex(value))
+        return value
+
+    def below(self, n: int, reason: str) -> int:
+        if n <= 1:
+            return super().below(n, reason)
+        recorded = _as_int(self._take(reason))
+        value = recorded % n if recorded is not None else 0
+        self._use(reason, value)
+        return value
+
+    def random(self, reason: str) -> float:
+        recorded = _as_float(self._take(reason))
+        value = recorded % 1.0 if recorded is not None else 0.0
+        self._use(reason, value)
+        return value
+
+    def uniform(self, low: float, high: float, reason: str) -> float:
+        recorded = _as_float(self._take(reason))
+        value = low
+        if recorded is not None and high > low:
+            value = low + (recorded - low) % (high - low)
+        self._use(reason, value)
+        return value
+
+    def chance(self, probability: float, reason: str) -> bool:
+        if probability <= 0.0 or probability >= 1.0:
+            return super().chance(probability, reason)
+        recorded = _as_int(self._take(reason))
+        value = recorded % 2 if recorded is not None else 0
+        self._use(reason, value)
+        return bool(value)
+
+    def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+        recorded = _as_float(self._take(reason))
+        value = abs(recorded) if recorded is not None else quiet
+        if math.isinf(value):
+            self._session.log(self.name, reason, None)  # the quiet "never"
+            return value
+        self._use(reason, value)
+        return value
+
+    def permutation(self, n: int, reason: str) -> list[int]:
+        if n <= 1:
+            return list(range(n))
+        recorded = self._take(reason)
+        order = _order_from(recorded, n)
+        self._use(reason, ",".join(map(str, order)))
+        return order
+
+    def seed_for(self, reason: str) -> int:
+        recorded = _as_int(self._take(reason))
+        value = recorded % (1 << 64) if recorded is not None else 0
+        self._use(reason, value)
+        return value
+
+
+def _order_from(recorded: Value, n: int) -> list[int]:
+    """A permutation of range(n) from a recorded one: its entries below n in
+    their order, then the missing ones ascending (identity when unusable)."""
+    if not isinstance(recorded, str):
+        return list(range(n))
+    try:
+        numbers = [int(part) for part in recorded.split(",")]
+    except ValueError:
+        return list(range(n))
+    seen: dict[int, None] = {}
+    for number in numbers:
+        if 0 <= number < n:
+            seen.setdefault(number)
+    return [*seen, *(i for i in range(n) if i not in seen)]
+
+
+def by_stream(choices: Sequence[Choice]) -> dict[str, list[list[Value]]]:
+    """Choices as a file holds them: per stream (first-draw order), [reason, value] pairs."""
+    streams: dict[str, list[list[Value]]] = {}
+    for choice in sorted(choices, key=lambda c: c.order):
+        streams.setdefault(choice.stream, []).append([choice.reason, choice.value])
+    return streams
+
+
+def from_streams(streams: Mapping[str, Sequence[Sequence[Value]]]) -> list[Choice]:
+    """Choices from a file's per-stream lists (the order across streams is
+    not stored: streams follow one another, which replay does not depend on)."""
+    choices: list[Choice] = []
+    for name, pairs in streams.items():
+        for reason, value in pairs:
+            choices.append(Choice(name, str(reason), value, len(choices)))
+    return choices

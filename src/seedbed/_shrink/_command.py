@@ -1,0 +1,138 @@
+"""`seedbed shrink`, and replaying a choice file for `seedbed run --choices`."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import click
+
+from seedbed._cli_explore import explore_flags, explore_options
+from seedbed._shrink._file import ChoiceFile, read_choices, write_choices
+from seedbed._shrink._search import Shrinker, Shrunk, builds_own_world
+from seedbed._shrink._story import fault_lines, last_lines, read_events
+from seedbed._shrink._trial import Trial, asyncio_log_off, run_trial
+from seedbed.errors import UsageError
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@click.argument("target")
+@click.option("--seed", type=str, default=None, help="the failing seed (decimal or 0x hex)")
+@click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
+              help="shrink further the run this choice file replays")  # fmt: skip
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="where to write the shrunk choice file (JSON)")  # fmt: skip
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="wall-clock seconds to spend shrinking")  # fmt: skip
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget in seconds")  # fmt: skip
+@explore_flags
+def shrink(target: str, seed: str | None, choices_path: str | None, out: str, budget: float,
+           max_steps: int | None, max_time: float | None, **explore: Any) -> None:  # fmt: skip
+    """Minimize TARGET's failing run at --seed while the same failure happens;
+    write a choice file that `seedbed run TARGET --choices FILE` replays."""
+    from seedbed._target import resolve
+    from seedbed.cli import SEED
+
+    try:
+        obj = resolve(target)
+        options = {"max_steps": max_steps, "max_time": max_time, **explore_options(**explore)}
+        source, recorded_seed = None, None
+        if choices_path is not None:
+            found = read_choices(choices_path, target)
+            source, recorded_seed = found.choices, found.seed
+            options = {**found.options, **_given(options)}
+        the_seed = _pick_seed(SEED, seed, recorded_seed)
+        with asyncio_log_off(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # coroutines of cut-short trials
+            shrunk = Shrinker(obj, the_seed, _given(options), budget).shrink(source)
+            saved = ChoiceFile(target, the_seed, shrunk.best.chosen, _given(options),
+                               shrunk.best.failure)  # fmt: skip
+            write_choices(out, saved)
+            story = _story(obj, saved)
+    except (UsageError, OSError) as exc:
+        _fail(str(exc))
+        return
+    for line in _report(target, out, shrunk, story):
+        click.echo(line)
+
+
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _pick_seed(seed_type: Any, given: str | None, recorded: int | None) -> int:
+    if given is not None:
+        try:
+            return int(seed_type.convert(given, None, None))
+        except click.BadParameter as exc:
+            raise UsageError(f"--seed: {exc.message}") from None
+    if recorded is None:
+        raise UsageError("shrink needs --seed N (the failing seed) or --choices FILE")
+    return recorded
+
+
+def _story(obj: Any, saved: ChoiceFile) -> tuple[Trial, list[str], list[str]]:
+    """Replay the shrunk choices once more with a trace: its faults and last events."""
+    with tempfile.TemporaryDirectory(prefix="seedbed-shrink-") as folder:
+        path = str(Path(folder) / "trace.jsonl")
+        traced = None if builds_own_world(obj) else path  # it sets its own trace
+        trial = run_trial(obj, saved.seed, saved.choices, saved.options, trace=traced)
+        events = read_events(path) if Path(path).exists() else []
+    return trial, fault_lines(events), last_lines(events)
+
+
+def _report(target: str, out: str, shrunk: Shrunk, story: tuple[Trial, list[str], list[str]]
+            ) -> list[str]:  # fmt: skip
+    before, after = shrunk.original, shrunk.best
+    replayed, faults, last = story
+    stopped = " (budget used up)" if shrunk.out_of_time else ""
+    lines = [
+        f"failure: {after.bucket}",
+        f"shrunk in {shrunk.seconds:.1f}s over {shrunk.trials} runs{stopped}: "
+        f"faults {before.fault_count} -> {after.fault_count}, "
+        f"steps {before.steps} -> {after.steps}, "
+        f"choices {len(before.chosen)} -> {len(after.chosen)} "
+        f"({before.loud} -> {after.loud} away from their default)",
+        f"wrote {out}; replay: seedbed run {target} --choices {out}",
+    ]
+    if replayed.bucket != after.bucket:
+        lines.append(f"warning: replaying the file ended in {replayed.bucket!r} instead")
+    lines.append("faults, by virtual time:" if faults else "faults: none")
+    lines.extend(f"  {line}" for line in faults)
+    if last:
+        lines.append(f"last {len(last)} events before the failure:")
+        lines.extend(f"  {line}" for line in last)
+    return lines
+
+
+def replay_choices(run: Any, path: str, target: str, seed: int | None,
+                   options: dict[str, Any]) -> Any:  # fmt: skip
+    """Run `run(seed, **options)` replaying the choice file at `path`; the
+    outcome's replay command names the file."""
+    from seedbed._core import choices
+    from seedbed._target import _name_replay
+
+    saved = read_choices(path, target)
+    the_seed = saved.seed if seed is None else seed
+    merged = {**saved.options, **{k: v for k, v in options.items() if v not in (None, False)}}
+    with choices.session(saved.choices):
+        outcome = run(the_seed, **merged)
+    command = f"seedbed run {target} --choices {path}"
+    if seed is not None and seed != saved.seed:
+        command += f" --seed {seed}"
+    _name_replay(outcome.error, command)
+    report = getattr(outcome.error, "report", None)
+    if report is not None:
+        report.replay = command
+    return dataclasses.replace(outcome, replay=command)

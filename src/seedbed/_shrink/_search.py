@@ -1,0 +1,282 @@
+"""Minimizing a failing run's choices while the same failure still happens.
+
+The same failure is the sweep's bucket: the error type and first line of the
+message with numbers masked. A candidate list of choices is kept when its run
+fails in that bucket and is simpler: fewer faults, then fewer steps, then
+fewer choices away from their quiet default, then fewer choices. A trial may
+run as long as the original run, no longer (its step budget), so one that
+wanders off ends early; dropping a fault may move the failure later, which
+later passes then pull back in. The passes, greedy, repeated while any helps
+and the wall-clock budget lasts:
+
+1. quiet a whole stream (no faults at all, no latency variation, ...);
+2. quiet every draw of one reason (numbers masked: "latency n1->n2");
+3. per stream, drop one round of its loop (a fault: the nemesis's wait, its
+   pick and its details), the wait carried over, so later faults keep their
+   time;
+4. each loud number set to 0, else to the smallest of 1/16, 1/8, 1/4, 1/2
+   of it that keeps the failure (a fault sooner, a shorter wait);
+5. per stream, delete chunks of its loud draws, the whole list first, then
+   halving the chunk down to single draws (retries, the tail of a run);
+6. the same chunks quieted instead of deleted (a delay to its minimum).
+
+Streams go smallest first (fewest draws away from their default): the
+nemesis's and buggify's few decisions before the disks' and the network's
+many. The budget makes a shrink's result depend on the machine's speed only
+when it runs out; the result says whether it did.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from seedbed._core.choices import Choice, Value
+from seedbed._shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
+from seedbed._sweep._record import mask_numbers
+from seedbed.errors import UsageError
+
+
+class NotFailing(UsageError):
+    """The target passes under the seed: there is nothing to shrink."""
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """The first run and the smallest run found with the same failure."""
+
+    original: Trial
+    best: Trial
+    trials: int
+    seconds: float
+    out_of_time: bool
+
+
+class Shrinker:
+    """Greedy delta debugging over one failing run's choices."""
+
+    def __init__(
+        self,
+        obj: Any,
+        seed: int,
+        options: dict[str, Any],
+        budget: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.obj, self.seed, self.options, self.budget = obj, seed, options, budget
+        self.clock = clock
+        self.trials = 0
+        self.out_of_time = False
+        self.deadline = 0.0
+        self.best: Trial | None = None
+        self.cap: int | None = None  # a trial's step budget: the original run's length
+        self.bucket: str | None = None
+
+    def shrink(self, source: Sequence[Choice] | None = None) -> Shrunk:
+        """Shrink the run under `source` (None: the seed's own draws)."""
+        started = self.clock()
+        self.deadline = started + self.budget
+        original = run_trial(self.obj, self.seed, source, self.options)
+        if original.bucket is None:
+            raise NotFailing(f"the target passes under seed {self.seed}: nothing to shrink")
+        self.best, self.bucket = original, original.bucket
+        self.cap = original.steps + 1 if original.steps else None
+        with asyncio_log_off():  # hundreds of trials: their dropped tasks' errors are noise
+            self._search()
+        return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
+
+    def _search(self) -> None:
+        passes = (self._quiet_streams, self._quiet_reasons, self._drop_rounds,
+                  self._smaller_numbers, self._delete_chunks, self._quiet_chunks)  # fmt: skip
+        improved = True
+        while improved and not self._late():
+            improved = False
+            for step in passes:
+                improved = step() or improved
+
+    # -- trials -----------------------------------------------------------------
+
+    def _late(self) -> bool:
+        if self.clock() >= self.deadline:
+            self.out_of_time = True
+        return self.out_of_time
+
+    def _try(self, candidate: list[Choice]) -> bool:
+        """Run `candidate`; adopt what it chose if it is the same failure, simpler."""
+        best = self.best
+        assert best is not None
+        if self._late():
+            return False
+        options = dict(self.options)
+        if self.cap is not None and not builds_own_world(self.obj):
+            options["max_steps"] = min(self.cap, options.get("max_steps") or self.cap)
+        self.trials += 1
+        trial = run_trial(self.obj, self.seed, candidate, options)
+        if trial.bucket != self.bucket or not _size(trial) < _size(best):
+            return False
+        self.best = trial
+        return True
+
+    @property
+    def _chosen(self) -> list[Choice]:
+        assert self.best is not None
+        return self.best.chosen
+
+    # -- passes -----------------------------------------------------------------
+
+    def _quiet_streams(self) -> bool:
+        names = _loud_counts(self._chosen, lambda c: c.stream)
+        return self._quiet_each(names, lambda c: c.stream)
+
+    def _quiet_reasons(self) -> bool:
+        def group(choice: Choice) -> str:
+            return f"{choice.stream}\0{mask_numbers(choice.reason)}"
+
+        return self._quiet_each(_loud_counts(self._chosen, group), group)
+
+    def _quiet_each(self, keys: list[str], key_of: Callable[[Choice], str]) -> bool:
+        improved = False
+        for key in keys:
+            candidate = [_quieted(c) if key_of(c) == key else c for c in self._chosen]
+            improved = self._try(candidate) or improved
+        return improved
+
+    def _drop_rounds(self) -> bool:
+        """Per stream, drop one round of its loop: the draws from one draw of its
+        first recurring reason (the nemesis's "time to next fault") to the next,
+        adding a dropped wait to the next one, so later rounds keep their time."""
+        improved = False
+        for name in _loud_counts(self._chosen, lambda c: c.stream):
+            round_number = 0
+            while not self._late():
+                heads = _round_heads(self._in(name))
+                if round_number >= len(heads) - 1:
+                    break
+                if self._try(self._without_round(name, round_number)):
+                    improved = True
+                else:
+                    round_number += 1
+        return improved
+
+    def _without_round(self, stream: str, round_number: int) -> list[Choice]:
+        mine = self._in(stream)
+        heads = _round_heads(mine)
+        head, after = mine[heads[round_number]], mine[heads[round_number + 1]]
+        doomed = {c.order for c in mine[heads[round_number] : heads[round_number + 1]]}
+        carried = after.value
+        if isinstance(head.value, float) and isinstance(after.value, float):
+            carried = head.value + after.value
+        return [
+            replace(c, value=carried) if c.order == after.order else c
+            for c in self._chosen
+            if c.order not in doomed
+        ]
+
+    def _in(self, stream: str) -> list[Choice]:
+        return [c for c in self._chosen if c.stream == stream]
+
+    def _delete_chunks(self) -> bool:
+        return self._chunks(lambda chosen, doomed: [c for c in chosen if c.order not in doomed])
+
+    def _quiet_chunks(self) -> bool:
+        return self._chunks(
+            lambda chosen, doomed: [_quieted(c) if c.order in doomed else c for c in chosen]
+        )
+
+    def _chunks(self, edit: Callable[[list[Choice], set[int]], list[Choice]]) -> bool:
+        """Per stream (fewest loud draws first), chunks of its loud draws from
+        the end backwards, halving the chunk size down to one draw."""
+        improved = False
+        for name in _loud_counts(self._chosen, lambda c: c.stream):
+            size = len(self._loud_in(name))
+            while size >= 1 and not self._late():
+                end = len(self._loud_in(name))
+                while end > 0 and not self._late():
+                    loud = self._loud_in(name)
+                    end = min(end, len(loud))
+                    doomed = {c.order for c in loud[max(0, end - size) : end]}
+                    if self._try(edit(self._chosen, doomed)):
+                        improved = True
+                    end -= size
+                size //= 2
+        return improved
+
+    def _loud_in(self, stream: str) -> list[Choice]:
+        return [c for c in self._chosen if c.stream == stream and not is_quiet(c.value)]
+
+    def _smaller_numbers(self) -> bool:
+        """Each loud number to 0, else halved while that keeps the failure."""
+        improved = False
+        for name in _loud_counts(self._chosen, lambda c: c.stream):
+            index = 0
+            while not self._late():
+                numbers = [c for c in self._loud_in(name) if isinstance(c.value, int | float)]
+                if index >= len(numbers):
+                    break
+                zeroed, lowered = self._lower(numbers[index])
+                improved = improved or lowered
+                index += 0 if zeroed else 1
+        return improved
+
+    def _lower(self, choice: Choice) -> tuple[bool, bool]:
+        """(set to 0, made smaller at all) for one loud number of the best run:
+        0, else the smallest of a few fractions of it that keeps the failure
+        (a fault must often land in a window: halving alone steps over it)."""
+        if self._try(self._with(choice.order, 0)):
+            return True, True
+        value = choice.value
+        assert isinstance(value, int | float)
+        for fraction in _FRACTIONS:
+            smaller = int(value * fraction) if isinstance(value, int) else value * fraction
+            if not is_quiet(smaller) and self._try(self._with(choice.order, smaller)):
+                return False, True
+        return False, False
+
+    def _with(self, order: int, value: Value) -> list[Choice]:
+        return [replace(c, value=value) if c.order == order else c for c in self._chosen]
+
+
+_FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
+
+
+def _round_heads(mine: list[Choice]) -> list[int]:
+    """Positions of the stream's first reason that recurs: where its rounds begin."""
+    seen: dict[str, int] = {}
+    for choice in mine:
+        seen[choice.reason] = seen.get(choice.reason, 0) + 1
+    head = next((c.reason for c in mine if seen[c.reason] > 1), None)
+    return [i for i, c in enumerate(mine) if c.reason == head]
+
+
+def _quieted(choice: Choice) -> Choice:
+    return choice if choice.value is None else replace(choice, value=None)
+
+
+def _loud_counts(chosen: list[Choice], key_of: Callable[[Choice], str]) -> list[str]:
+    """Keys with loud choices, fewest loud first (ties in first-draw order)."""
+    counts: dict[str, int] = {}
+    for choice in chosen:
+        if not is_quiet(choice.value):
+            counts[key_of(choice)] = counts.get(key_of(choice), 0) + 1
+    return sorted(counts, key=lambda key: counts[key])
+
+
+def _size(trial: Trial) -> tuple[int, int, int, int]:
+    return (trial.fault_count, trial.steps, trial.loud, len(trial.chosen))
+
+
+def builds_own_world(obj: Any) -> bool:
+    """A function f(seed) that builds its own Simulation takes no run options."""
+    import inspect
+
+    from seedbed.scenario import Scenario
+
+    if isinstance(obj, Scenario) or inspect.iscoroutinefunction(obj):
+        return False
+    try:
+        parameters = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return len([p for p in parameters if p.default is inspect.Parameter.empty]) == 1

@@ -1,0 +1,121 @@
+"""One run of a target under a list of choices: what failed, how far it got.
+
+A trial replays `source` leniently (or records fresh draws when `source` is
+None) and keeps what the run actually chose, so a shrinker can adopt the
+choices of a smaller run as they were used, defaults filled in.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from seedbed._core import choices
+from seedbed._core.choices import Choice
+from seedbed._sweep._record import bucket_of, first_line, leaf_error
+from seedbed._target import run_target
+from seedbed.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A finished run: its failure (type, bucket, first line; None if it
+    passed), steps, faults injected (per kind) and the choices it made. The
+    exception itself is not kept: its traceback holds the whole world."""
+
+    failure: dict[str, Any] | None
+    steps: int
+    faults: dict[str, Any]
+    chosen: list[Choice]
+    virtual_time: float | None
+
+    @property
+    def bucket(self) -> str | None:
+        return self.failure["bucket"] if self.failure is not None else None
+
+    @property
+    def fault_count(self) -> int:
+        return sum(int(counts.get("injected", 0)) for counts in self.faults.values())
+
+    @property
+    def loud(self) -> int:
+        """How many choices differ from their quiet default."""
+        return sum(1 for choice in self.chosen if not is_quiet(choice.value))
+
+
+def failure_of(error: BaseException | None) -> dict[str, Any] | None:
+    """The failure as a choice file names it: type, bucket and first line."""
+    if error is None:
+        return None
+    leaf = leaf_error(error)
+    error_type, message = type(leaf).__name__, first_line(leaf)
+    return {"error_type": error_type, "bucket": bucket_of(error_type, message),
+            "message": message}  # fmt: skip
+
+
+def run_trial(
+    obj: Any,
+    seed: int,
+    source: Sequence[Choice] | None,
+    options: dict[str, Any],
+    *,
+    trace: str | None = None,
+) -> Trial:
+    """Run `obj` once under `source` (None: draw afresh), writing its events to
+    `trace` if given. A scenario's failure report skips its last events (a
+    second run): trials want speed, and the story reads them from `trace`."""
+    with choices.session(source) as made:
+        try:
+            error, steps, faults, vt = _run(obj, seed, options, trace)
+        except UsageError:
+            raise
+        except Exception as exc:  # a failure outside the simulation proper
+            error, steps, faults, vt = exc, 0, {}, None
+    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt)
+
+
+def _run(
+    obj: Any, seed: int, options: dict[str, Any], trace: str | None
+) -> tuple[BaseException | None, int, dict[str, Any], float | None]:
+    from seedbed.scenario import Scenario
+
+    given = {key: value for key, value in options.items() if value is not None}
+    if isinstance(obj, Scenario):
+        result, failure = obj.execute(seed, overrides=given, trace=trace, last_events=False)
+        if failure is not None and failure.report is not None:
+            report = failure.report
+            return failure, report.step, report.faults, report.virtual_time
+        assert result is not None
+        return None, result.steps, result.faults, result.virtual_time
+    outcome = run_target(obj, seed, trace=trace, **given)
+    return outcome.error, outcome.steps or 0, outcome.faults or {}, outcome.virtual_time
+
+
+@contextmanager
+def asyncio_log_off() -> Iterator[None]:
+    """asyncio's and seedbed's loggers off: the tasks that trial runs leave
+    failed are collected with "exception was never retrieved" tracebacks, by
+    the hundred."""
+    loggers = [logging.getLogger(name) for name in ("asyncio", "seedbed")]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        gc.collect()  # while still off: what the trials left goes now
+        for logger, was in zip(loggers, before, strict=True):
+            logger.disabled = was
+
+
+def is_quiet(value: Any) -> bool:
+    """Whether a recorded value is (most likely) its draw's quiet default."""
+    if value is None or value == 0 or value == "0x0":
+        return True
+    if isinstance(value, str) and "," in value:
+        return value.split(",") == [str(i) for i in range(value.count(",") + 1)]
+    return False

@@ -1,0 +1,173 @@
+"""`seedbed shrink` and `seedbed run --choices` (issue 14 item 5): a planted
+bug's failing run shrinks, its choice file replays the same failure (also
+after a change to the program), and a bad choice file is one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seedbed._cli_explore import explore_options
+from seedbed._shrink._file import read_choices
+from seedbed._shrink._trial import run_trial
+from seedbed._target import resolve
+from seedbed.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[2]
+COUNTER = "examples.counter:counter"  # its planted bug fails at seed 55
+RACE = "examples.race:main"
+
+
+def seedbed(*args: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ}
+    environment.pop("SEEDBED_REEXEC", None)
+    return subprocess.run(
+        [sys.executable, "-m", "seedbed", *args],
+        cwd=REPO, env=environment, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shrunk_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("shrink") / "counter.json"
+    done = seedbed("shrink", COUNTER, "--seed", "55", "--out", str(out), "--budget", "30")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out, done.stdout
+
+
+def test_a_planted_bug_shrinks_to_fewer_faults_and_steps(shrunk_file: tuple[Path, str]) -> None:
+    _, printed = shrunk_file
+    line = next(text for text in printed.splitlines() if text.startswith("shrunk in"))
+    faults = line.split("faults ")[1].split(",")[0]
+    steps = line.split("steps ")[1].split(",")[0]
+    before_faults, after_faults = (int(n) for n in faults.split(" -> "))
+    before_steps, after_steps = (int(n) for n in steps.split(" -> "))
+    assert after_faults < before_faults and after_faults <= 2
+    assert after_steps < before_steps
+    assert "faults, by virtual time:" in printed and "crash server" in printed
+    assert "last 12 events before the failure:" in printed
+
+
+def test_the_shrunk_file_replays_the_same_failure(shrunk_file: tuple[Path, str]) -> None:
+    out, _ = shrunk_file
+    saved = json.loads(out.read_text())
+    done = seedbed("run", COUNTER, "--choices", str(out))
+    assert done.returncode == 1
+    assert "invariant counted_at_most_once broke" in done.stderr
+    assert saved["failure"]["error_type"] == "InvariantViolation"
+    assert f"replay: seedbed run {COUNTER} --choices {out}" in done.stderr
+
+
+def test_the_shrunk_choices_still_replay_after_a_change_to_the_program(
+    shrunk_file: tuple[Path, str], tmp_path: Path
+) -> None:
+    saved = read_choices(shrunk_file[0], COUNTER)
+    source = (REPO / "examples" / "counter.py").read_text()
+    changed = tmp_path / "counter_changed.py"
+    changed.write_text(source.replace("INCREMENTS = 20", "INCREMENTS = 30"))
+    assert changed.read_text() != source
+    trial = run_trial(resolve(f"{changed}:counter"), 55, saved.choices, {})
+    assert saved.failure is not None and trial.bucket == saved.failure["bucket"]
+
+
+def _bad_file(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "choices.json"
+    path.write_text(text)
+    return seedbed("run", COUNTER, "--choices", str(path))
+
+
+GOOD = {"kind": "seedbed choices", "version": 1, "target": COUNTER, "seed": 55,
+        "options": {}, "failure": None, "streams": {}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps([1, 2]), "is not a seedbed choice file"),
+        (json.dumps({**GOOD, "version": 7}), "is version 7; this seedbed reads version 1"),
+        (json.dumps({**GOOD, "target": RACE}), f"was recorded for target '{RACE}'"),
+        (json.dumps({**GOOD, "seed": -1}), '"seed" must be a non-negative integer'),
+        (
+            json.dumps({**GOOD, "streams": {"loop": [["x"]]}}),
+            "must be [reason, number|string|null]",
+        ),
+        (json.dumps({**GOOD, "options": {"rm": True}}), '"options" must be an object with keys'),
+    ],
+)
+def test_a_bad_choice_file_is_refused_in_one_line(
+    tmp_path: Path, document: str, message: str
+) -> None:
+    path = tmp_path / "choices.json"
+    path.write_text(document)
+    with pytest.raises(UsageError) as refused:
+        read_choices(path, COUNTER)
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_bad_choice_file_exits_two_with_no_traceback(tmp_path: Path) -> None:
+    done = _bad_file(tmp_path, json.dumps({**GOOD, "version": 2}))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "version 2" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_choice_file_and_a_passing_seed_are_usage_errors(tmp_path: Path) -> None:
+    done = seedbed("run", COUNTER, "--choices", str(tmp_path / "absent.json"))
+    assert done.returncode == 2 and "cannot read choices file" in done.stderr
+    done = seedbed("shrink", RACE, "--seed", "0", "--out", str(tmp_path / "x.json"))
+    assert done.returncode == 2 and "passes under seed 0: nothing to shrink" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_run_needs_a_seed_or_a_choice_file() -> None:
+    done = seedbed("run", RACE)
+    assert done.returncode == 2 and "--seed" in done.stderr and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--strategy", "dfs"), "--strategy must be one of 'random', 'pct'"),
+        (("--clock-resolution", "-1"), "--clock-resolution must be a number of seconds"),
+        (("--pct-depth", "2"), "--pct-depth applies only with --strategy pct"),
+        (("--strategy", "pct", "--pct-depth", "0"), "--pct-depth must be an int"),
+    ],
+)
+def test_bad_exploration_flags_are_refused_in_one_line(
+    flags: tuple[str, ...], message: str
+) -> None:
+    given = dict(zip(flags[::2], flags[1::2], strict=True))
+    with pytest.raises(UsageError) as refused:
+        explore_options(
+            explore_tasks=None,
+            clock_resolution=float(given["--clock-resolution"])
+            if "--clock-resolution" in given
+            else None,
+            strategy=given.get("--strategy"),
+            pct_depth=int(given["--pct-depth"]) if "--pct-depth" in given else None,
+        )
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_bad_exploration_flag_exits_two(command: str) -> None:
+    args = [command, RACE, "--seed" if command == "run" else "--seeds", "1", "--strategy", "dfs"]
+    done = seedbed(*args)
+    assert done.returncode == 2, (command, done.stderr)
+    assert "--strategy must be one of" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_exploration_flags_reach_the_loop_and_the_replay_command() -> None:
+    done = seedbed("run", RACE, "--seed", "7", "--explore-tasks", "--strategy", "pct",
+                   "--pct-depth", "2", "--clock-resolution", "0.01")  # fmt: skip
+    plain = seedbed("run", RACE, "--seed", "7")
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.split(" steps=")[0] != plain.stdout.split(" steps=")[0]  # another order
+    if done.returncode == 1:
+        assert "--explore-tasks --clock-resolution 0.01 --strategy pct --pct-depth 2" in done.stderr
