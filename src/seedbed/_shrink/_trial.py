@@ -16,7 +16,7 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
-from seedbed._sweep._record import bucket_of, first_line, leaf_error
+from seedbed._sweep._record import error_bucket, first_line, leaf_error
 from seedbed._target import run_target
 from seedbed.errors import UsageError
 
@@ -53,8 +53,7 @@ def failure_of(error: BaseException | None) -> dict[str, Any] | None:
         return None
     leaf = leaf_error(error)
     error_type, message = type(leaf).__name__, first_line(leaf)
-    return {"error_type": error_type, "bucket": bucket_of(error_type, message),
-            "message": message}  # fmt: skip
+    return {"error_type": error_type, "bucket": error_bucket(leaf), "message": message}
 
 
 def run_trial(

@@ -184,16 +184,19 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     return {
         "error_type": error_type,
         "message": message,
-        "bucket": bucket_of(error_type, _claim(leaf) or message),
+        "bucket": error_bucket(leaf),
         "location": location,
         "traceback": text[-_TRACEBACK_LIMIT:],
     }
 
 
-def _claim(error: BaseException) -> str | None:
-    """The broken `always` claim without its details (see InvariantViolation)."""
-    claim = getattr(error, "assertion", None)
-    return claim if isinstance(claim, str) else None
+def error_bucket(leaf: BaseException) -> str:
+    """The bucket of a failed run's leaf error: its type and first line with numbers
+    masked, or, for a broken `always` claim, the claim without its details (which
+    differ from seed to seed while the claim is the same; see InvariantViolation)."""
+    claim = getattr(leaf, "assertion", None)
+    text = claim if isinstance(claim, str) else first_line(leaf)
+    return bucket_of(type(leaf).__name__, text)
 
 
 def lost(seed: int, replay: str, status: str, message: str, wall_time: float) -> dict[str, Any]:
