@@ -9,8 +9,6 @@ and it hears when a run starts and ends: no edit to `_interpose` needed.
 
 from __future__ import annotations
 
-import itertools
-import sys
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -22,28 +20,14 @@ from test_interpose import MONO_NS, FakeHost, in_run
 from seedbed.aio import _interpose, _providers
 
 REAL_MONOTONIC = time.monotonic
-_names = itertools.count()
 
 
-@pytest.fixture
-def make_module() -> Iterator[Callable[[str], types.ModuleType]]:
-    """Modules made from source, in sys.modules and withdrawn as providers after."""
-    created: list[str] = []
-
-    def make(source: str) -> types.ModuleType:
-        name = f"seedbed_provider_probe_{next(_names)}"
-        module = types.ModuleType(name)
-        sys.modules[name] = module
-        created.append(name)
-        exec(source, module.__dict__)
-        return module
-
-    in_run(lambda: None)  # the caches are warm, as after earlier runs of a session
-    yield make
-    for name in created:
-        _providers.unregister(name)
-        del sys.modules[name]
-    assert time.monotonic is REAL_MONOTONIC
+@pytest.fixture(autouse=True)
+def _settled() -> Iterator[None]:
+    """Warm caches first, as after earlier runs of a session; nothing leaks after."""
+    in_run(lambda: None)
+    yield
+    assert time.monotonic is REAL_MONOTONIC and _interpose.active_host() is None
 
 
 KEEPER = """
