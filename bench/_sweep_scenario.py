@@ -1,12 +1,19 @@
-"""The fixed small scenario `bench/sweep.py` sweeps: a server, two clients, crashes.
+"""The fixed small scenario `bench/sweep.py` sweeps: three servers, two clients, crashes.
 
 Module level, so a sweep worker imports it by file name
-(`bench/_sweep_scenario.py:scenario`). A few ms of simulation per seed.
+(`bench/_sweep_scenario.py:scenario`). A few ms of simulation per seed. The
+echo server and client are the tests' own (`tests/_echo.py`), so the repo's
+root goes on sys.path, as the other benches do for `examples`.
 """
 
 from __future__ import annotations
 
-import asyncio
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests._echo import echo_client, echo_server
 
 from seedbed import FaultProfile, Scenario, Simulation
 
@@ -14,34 +21,9 @@ PORT = 7100
 
 
 def world(sim: Simulation) -> None:
-    async def server() -> None:
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            while line := await reader.readline():
-                writer.write(line)
-                await writer.drain()
-            writer.close()
-
-        listener = await asyncio.start_server(handle, "0.0.0.0", PORT)
-        await listener.serve_forever()
-
-    async def client() -> int:
-        answered = 0
-        for _ in range(3):
-            try:
-                reader, writer = await asyncio.open_connection("server", PORT)
-                for i in range(5):
-                    writer.write(f"{i}\n".encode())
-                    if await asyncio.wait_for(reader.readline(), timeout=0.5):
-                        answered += 1
-                writer.close()
-            except (OSError, TimeoutError):
-                pass
-            await asyncio.sleep(0.2)
-        return answered
-
-    sim.host("server", server)
-    sim.host("standby", server)
-    sim.host("witness", server)
+    client = echo_client(PORT, rounds=3, lines=5, timeout=0.5, pause=0.2)
+    for name in ("server", "standby", "witness"):
+        sim.host(name, echo_server(PORT))
     sim.client("a", client)
     sim.client("b", client)
 

@@ -10,10 +10,6 @@ from typing import Any
 
 from seedbed.aio import _ordering
 
-# The stdlib's own as_completed, looked up at call time: a module global holding
-# it would be rebound to seedbed's ordered stand-in for the run.
-STDLIB = _ordering._STDLIB
-
 
 async def _echo(index: int) -> int:
     await asyncio.sleep(0)
@@ -22,7 +18,10 @@ async def _echo(index: int) -> int:
 
 async def as_completed_unordered() -> list[int]:
     """as_completed as the stdlib does it: coroutines ordered by address."""
-    return [await f for f in STDLIB["as_completed"]([_echo(i) for i in range(12)])]
+    # The stdlib's own, from the provider that keeps it: a global of this
+    # module holding it would be rebound to seedbed's ordered stand-in.
+    stdlib = _ordering._real_as_completed
+    return [await f for f in stdlib([_echo(i) for i in range(12)])]
 
 
 async def as_completed_order() -> list[int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+from tests._echo import echo_client, echo_server
+
 import seedbed
 from seedbed import FaultProfile, Scenario, Simulation
 
@@ -14,33 +16,15 @@ PORT = 9100
 def ping_world(sim: Simulation) -> None:
     """A server answering pings, one client pinging it through crashes."""
 
-    async def server() -> None:
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            writer.write(await reader.readline())
-            await writer.drain()
-            writer.close()
+    def note(index: int, answered: int | None) -> None:
+        if answered:
+            seedbed.reachable("a ping was answered")
+        elif answered is None:
+            seedbed.sometimes(True, "a ping failed")
+        seedbed.sometimes(index > 100, "a client sent more than a hundred pings")
 
-        listener = await asyncio.start_server(handle, "0.0.0.0", PORT)
-        await listener.serve_forever()
-
-    async def client() -> int:
-        answered = 0
-        for i in range(8):
-            try:
-                reader, writer = await asyncio.open_connection("server", PORT)
-                writer.write(f"{i}\n".encode())
-                if await asyncio.wait_for(reader.readline(), timeout=0.5):
-                    answered += 1
-                    seedbed.reachable("a ping was answered")
-                writer.close()
-            except (OSError, TimeoutError):
-                seedbed.sometimes(True, "a ping failed")
-            seedbed.sometimes(i > 100, "a client sent more than a hundred pings")
-            await asyncio.sleep(0.25)
-        return answered
-
-    sim.host("server", server)
-    sim.client("pinger", client)
+    sim.host("server", echo_server(PORT))
+    sim.client("pinger", echo_client(PORT, rounds=8, timeout=0.5, pause=0.25, note=note))
 
 
 pinging = Scenario(

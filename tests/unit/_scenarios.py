@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tests._echo import echo_client, echo_server
+
 import seedbed
 from seedbed import FaultProfile, Scenario, Simulation
 
@@ -18,32 +20,14 @@ def echo_world(sim: Simulation) -> None:
     state.clear()
     state.update(answers=0, replicas=sim.params.choice("replicas", [1, 2, 3]))
 
-    async def server() -> None:
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            line = await reader.readline()
-            writer.write(line)
-            await writer.drain()
-            writer.close()
+    def note(index: int, answered: int | None) -> None:
+        if answered is None:
+            seedbed.sometimes(True, "a request failed")
+        else:
+            state["answers"] += answered
 
-        listener = await asyncio.start_server(handle, "0.0.0.0", PORT)
-        await listener.serve_forever()
-
-    async def client() -> int:
-        answered = 0
-        for i in range(10):
-            try:
-                reader, writer = await asyncio.open_connection("server", PORT)
-                writer.write(f"{i}\n".encode())
-                if await asyncio.wait_for(reader.readline(), timeout=1.0):
-                    answered += 1
-                    state["answers"] += 1
-                writer.close()
-            except (OSError, TimeoutError):
-                seedbed.sometimes(True, "a request failed")
-            await asyncio.sleep(0.5)
-        return answered
-
-    sim.host("server", server)
+    client = echo_client(PORT, rounds=10, timeout=1.0, pause=0.5, note=note)
+    sim.host("server", echo_server(PORT))
     sim.client("a", client)
     sim.client("b", client)
 

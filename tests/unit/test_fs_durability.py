@@ -8,56 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import errno
-from collections.abc import Coroutine
-from typing import Any
 
 import pytest
+from _disknode import Node, pwrite
 
-import seedbed
 from seedbed import fs
-from seedbed._core.entropy import Entropy
-from seedbed.world._identity import NodeRef, new_node_context
+from seedbed.world._identity import new_node_context
 
 SECTOR = 512
 PREFIX = fs.DiskConfig(tear_model="prefix")  # seedbed 0.1's crash: only a last write's prefix
 
 
-class Node:
-    """One simulated node and its disk, driven from the test."""
-
-    def __init__(self, seed: int = 0, config: fs.DiskConfig | None = None) -> None:
-        self.loop = seedbed.SeedbedLoop(seed=seed)
-        stream = Entropy(seed, self.loop.trace).stream("disk n1")
-        self.disk = fs.SimDisk(stream, config, name="n1")
-        self.ref = NodeRef("n1", 1, disk=self.disk)
-
-    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        task = self.loop.create_task(coroutine, context=new_node_context(self.ref))
-        return self.loop.run_until_complete(task)
-
-    def crash(self) -> None:
-        self.ref.alive = False
-        self.disk.crash()
-        self.ref = NodeRef("n1", self.ref.incarnation + 1, disk=self.disk)
-
-    def files(self) -> dict[str, bytes]:
-        """Every file in the root directory and its contents, as the node now sees them."""
-
-        async def read_all() -> dict[str, bytes]:
-            return {name: await fs.read_file("/" + name) for name in await fs.listdir("/")}
-
-        return self.run(read_all())  # type: ignore[no-any-return]
-
-
 async def durable_empty(path: str) -> None:
     await fs.write_file(path, b"", durable=True)
-
-
-async def write_at(path: str, data: bytes, offset: int, *, sync: bool = False) -> None:
-    async with await fs.open(path, "r+") as f:
-        await f.pwrite(data, offset)
-        if sync:
-            await f.fsync()
 
 
 def test_prefix_model_fsynced_writes_survive_and_an_unsynced_one_only_whole_or_not() -> None:
@@ -65,8 +28,8 @@ def test_prefix_model_fsynced_writes_survive_and_an_unsynced_one_only_whole_or_n
     for seed in range(30):
         node = Node(seed, PREFIX)
         node.run(durable_empty("/f"))
-        node.run(write_at("/f", b"A" * 100, 0, sync=True))
-        node.run(write_at("/f", b"B" * 100, 100))  # inside one sector: cannot tear
+        node.run(pwrite("/f", b"A" * 100, 0, sync=True))
+        node.run(pwrite("/f", b"B" * 100, 100))  # inside one sector: cannot tear
         assert node.files()["f"] == b"A" * 100 + b"B" * 100  # reads see unsynced data
         node.crash()
         after = node.files()["f"]
@@ -80,8 +43,8 @@ def test_prefix_model_loses_earlier_unsynced_writes_even_when_the_last_one_persi
     for seed in range(30):
         node = Node(seed, PREFIX)
         node.run(durable_empty("/f"))
-        node.run(write_at("/f", b"1" * SECTOR, 0))
-        node.run(write_at("/f", b"2" * SECTOR, SECTOR))
+        node.run(pwrite("/f", b"1" * SECTOR, 0))
+        node.run(pwrite("/f", b"2" * SECTOR, SECTOR))
         node.crash()
         after = node.files()["f"]
         assert after in (b"", bytes(SECTOR) + b"2" * SECTOR)
@@ -217,7 +180,7 @@ def test_a_crash_at_any_moment_leaves_the_old_or_the_new_file_never_both_or_neit
 def tear_outcome(seed: int, durable: bytes, data: bytes, offset: int, sector: int) -> bytes:
     node = Node(seed, fs.DiskConfig(sector_size=sector, tear_model="prefix"))
     node.run(fs.write_file("/f", durable, durable=True))
-    node.run(write_at("/f", data, offset))
+    node.run(pwrite("/f", data, offset))
     node.crash()
     return node.files()["f"]  # type: ignore[no-any-return]
 
@@ -303,7 +266,7 @@ def scripted_run(seed: int) -> tuple[str, dict[str, bytes]]:
     node = Node(seed, config)
     node.run(durable_empty("/log"))
     for i in range(10):
-        node.run(write_at("/log", bytes([i]) * 700, i * 700, sync=i % 3 == 0))
+        node.run(pwrite("/log", bytes([i]) * 700, i * 700, sync=i % 3 == 0))
     node.crash()
     return node.loop.trace.hash, node.files()
 

@@ -3,47 +3,18 @@
 from __future__ import annotations
 
 import errno
-from collections.abc import Coroutine
 from typing import Any
 
 import pytest
+from _disknode import Node
 
-import seedbed
 from seedbed import fs
 from seedbed._core.entropy import Entropy
 from seedbed._core.trace import Trace
 from seedbed.errors import UsageError
-from seedbed.world._identity import NodeRef, new_node_context
 
 SECTOR = 512
 OPS = 1000
-
-
-class Node:
-    """One simulated node and its disk, driven from the test."""
-
-    def __init__(
-        self,
-        seed: int = 0,
-        config: fs.DiskConfig | None = None,
-        *,
-        name: str = "n1",
-        coordinator: fs.FaultCoordinator | None = None,
-        trace: Trace | None = None,
-    ) -> None:
-        self.loop = seedbed.SeedbedLoop(seed=seed, trace=trace)
-        stream = Entropy(seed, self.loop.trace).stream(f"disk {name}")
-        self.disk = fs.SimDisk(stream, config, name=name, coordinator=coordinator)
-        self.ref = NodeRef(name, 1, disk=self.disk)
-
-    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        task = self.loop.create_task(coroutine, context=new_node_context(self.ref))
-        return self.loop.run_until_complete(task)
-
-    def crash(self) -> None:
-        self.ref.alive = False
-        self.disk.crash()
-        self.ref = NodeRef(self.ref.name, self.ref.incarnation + 1, disk=self.disk)
 
 
 def pattern(sector: int) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import _thread
 import contextlib
 import datetime
-import itertools
 import os
 import queue
 import random
@@ -20,7 +19,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -92,27 +90,6 @@ def in_run(body: Callable[[], Any], host: FakeHost | None = None) -> Any:
         return body()
     finally:
         _interpose.deactivate()
-
-
-_names = itertools.count()
-
-
-@pytest.fixture
-def make_module() -> Iterator[Callable[[str], types.ModuleType]]:
-    """Create modules from source, registered in sys.modules for the test only."""
-    created: list[str] = []
-
-    def make(source: str) -> types.ModuleType:
-        name = f"seedbed_interpose_probe_{next(_names)}"
-        module = types.ModuleType(name)
-        sys.modules[name] = module
-        created.append(name)
-        exec(source, module.__dict__)
-        return module
-
-    yield make
-    for name in created:
-        del sys.modules[name]
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import gc
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -180,6 +181,40 @@ def test_a_host_exception_fails_the_run() -> None:
     sim.client("c", forever)
     with pytest.raises(ValueError, match="host broke"):
         sim.run(max_time=10)
+
+
+async def _breaks_at_once() -> None:
+    seedbed.always(False, "broken from the first step")
+
+
+async def _raises_later() -> None:
+    await asyncio.sleep(1)
+    raise ValueError("host broke")
+
+
+@pytest.mark.parametrize(
+    ("host", "error"),
+    [(_breaks_at_once, seedbed.InvariantViolation), (_raises_later, ValueError)],
+    ids=["always-at-the-first-step", "exception-later"],
+)
+def test_a_failing_world_reports_its_error_once_and_leaves_no_asyncio_noise(
+    caplog: pytest.LogCaptureFixture, host: Callable[[], Awaitable[None]], error: type
+) -> None:
+    """The error leaves the run, and nothing else: no coroutine left unawaited,
+    no task's copy of it logged as never retrieved when the garbage collector
+    gets to it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for seed in range(10):  # in some, the host's first step precedes the run's own
+            sim = Simulation(seed=seed)
+            sim.host("h", host)
+            sim.client("c", forever)
+            with pytest.raises(error):
+                sim.run(max_time=10)
+            del sim
+            gc.collect()
+    assert not [str(w.message) for w in caught if "never awaited" in str(w.message)]
+    assert "never retrieved" not in caplog.text
 
 
 def racy_transfer(seed: int, interleave: bool = True) -> bool:

@@ -63,6 +63,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from seedbed.aio import _providers
 from seedbed.aio._host import InterposeHost
 
 _SOCKETS = (
@@ -255,3 +256,7 @@ def _selectors_and_timers() -> list[tuple[object, object]]:
         if real is not None:
             pairs.append((real, _escaping(real, f"signal.{name}()", _SIGNALS)))
     return pairs
+
+
+# The thread-start originals sit in a tuple outside the globals: kept too.
+_providers.register(__name__, patched_escapes, keeps=(_REAL_THREAD_STARTS,), bind=bind)

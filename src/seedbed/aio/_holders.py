@@ -94,6 +94,17 @@ def remember(replacements: Replacements) -> None:
     _fingerprint[:] = _refcounts(replacements)
 
 
+def forget() -> None:
+    """Drop what was found and counted: the set of originals is about to change.
+
+    Called between runs only (nothing is rebound then); the next activation
+    searches the heap again.
+    """
+    _found.clear()
+    _fingerprint.clear()
+    _counted.clear()
+
+
 def _refcounts(replacements: Replacements) -> list[int]:
     if not _counted:
         # Classes are left out: every instance made of a heap type references it.

@@ -34,6 +34,9 @@ left to the garbage-collector search. Activation is all or nothing: the scan
 cache is committed only once every module was scanned, and any error restores
 everything and fails as `SimulatorBug` naming the module.
 
+Which modules supply stand-ins (and so keep originals on purpose, never
+rebound) is declared by each of them in `_providers`: this module is one.
+
 Which escapes each CPython version detects, and how: the table in `_escapes`.
 
 Not interposed (cannot be from Python): clocks read by C code (lock, select
@@ -53,7 +56,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from seedbed.aio import _escapes, _holders, _ordering, _timefuncs
+# _ordering and _timefuncs are imported so that they register as providers.
+from seedbed.aio import _escapes, _holders, _ordering, _providers, _timefuncs  # noqa: F401
 from seedbed.aio._host import InterposeHost
 from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
 from seedbed.errors import SimulatorBug, UsageError
@@ -202,17 +206,18 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 # -- finding and rebinding the originals ---------------------------------------
 
 # id(original) -> (original, stand-in); the originals are kept alive here, so
-# their ids stay valid. Built on first activation.
+# their ids stay valid. Built on first activation, from every provider's pairs
+# (`_providers`), and again whenever a provider is registered or withdrawn.
 _replacements: dict[int, tuple[object, object]] = {}
+_built_for = -1  # the `_providers.generation()` _replacements was built for
 # A stand-in chosen by where the copy lives, for a clearer entropy label.
 _SPECIFIC: dict[tuple[str, str], object] = {("random", "_urandom"): _sysrandom_urandom}
-_SKIP = frozenset(
-    {__name__, _escapes.__name__, _timefuncs.__name__}
-)  # they hold the originals on purpose
+# The providers' modules hold originals on purpose: never scanned.
+_skip: frozenset[str] = frozenset()
 
 
-def _build_replacements() -> None:
-    pairs: list[tuple[object, object]] = [
+def _own_pairs() -> list[tuple[object, object]]:
+    return [
         (_real_time, _time),
         (_real_time_ns, _time_ns),
         (_real_monotonic, _monotonic),
@@ -226,12 +231,28 @@ def _build_replacements() -> None:
         (_real_uuid4, _uuid4),
         # `random.seed` is a method bound to `random._inst` at import time.
         (random.seed, types.MethodType(_seed, random._inst)),
-        *_escapes.patched_escapes(),
-        *_timefuncs.pairs(),
-        *_ordering.patched_functions(),
     ]
-    for original, fake in pairs:
-        _replacements[id(original)] = (original, fake)
+
+
+_providers.register(__name__, _own_pairs)
+
+
+def _build_replacements() -> None:
+    """Every provider's pairs; everything cached about the old set is dropped."""
+    global _built_for, _skip
+    _replacements.clear()
+    _seen.clear()
+    _seen_keys.clear()
+    _seen_values.clear()
+    _hits.clear()
+    _hit_order.clear()
+    _holders.forget()
+    providers = _providers.providers()
+    for provider in providers:
+        for original, fake in provider.pairs():
+            _replacements[id(original)] = (original, fake)
+    _skip = frozenset(p.module for p in providers)
+    _built_for = _providers.generation()
 
 
 # Scan cache: module name -> (the module, its type when scanned). A module
@@ -273,7 +294,7 @@ def _namespace(module: object) -> dict[str, Any] | None:
 def _scan_module(name: str, module: object) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """(globals, names holding an original) of one module, None if it holds none."""
     namespace = _namespace(module)
-    if name in _SKIP or namespace is None:
+    if name in _skip or namespace is None:
         return None
     # A copy: another thread may be importing into this module right now.
     items = namespace.copy().items()
@@ -377,8 +398,8 @@ def activate(host: InterposeHost) -> None:
     if _host is not None:
         raise UsageError("a simulated run is already active in this process; runs do not nest")
     _escapes.install_audit_hook()
-    if not _replacements:
-        _build_replacements()
+    if _built_for != _providers.generation():
+        _build_replacements()  # the first run, or a provider came or went
     search = _holders.changed(_replacements)  # before anything moves a reference
     try:
         search |= _scan_new_modules()
@@ -411,11 +432,13 @@ def _rebind_holders(search: bool) -> None:
 
 def _excluded() -> list[object]:
     """What holds originals on purpose: never rebound, left out of the search."""
-    excluded: list[object] = [globals(), vars(_escapes), vars(_timefuncs), *_applied]
+    excluded: list[object] = [*_applied]
+    for provider in _providers.providers():  # each keeps its originals on purpose
+        module = sys.modules.get(provider.module)
+        excluded += [_namespace(module) or {}, *provider.keeps]
     # datetime's classes are left to the module scan: what gets copied is a
     # bound method (datetime.now), which is out of reach anyway.
-    excluded += [_escapes._REAL_THREAD_STARTS, _RealDatetime, _RealDate]
-    excluded += [vars(_ordering), _ordering._STDLIB]  # the stand-in calls the stdlib's
+    excluded += [_RealDatetime, _RealDate]
     excluded += [cls.__mro__ for cls, _ in _replacements.values() if isinstance(cls, type)]
     for _, fake in _replacements.values():
         excluded.extend(getattr(fake, "__closure__", None) or ())  # a stand-in's own `real`
@@ -427,8 +450,9 @@ def _go_live(host: InterposeHost | None) -> None:
     global _host, _owner
     owner = _get_ident() if host is not None else 0
     _host, _owner = host, owner
-    _escapes.bind(host, owner)
-    _timefuncs.bind(host, owner)
+    for provider in _providers.providers():
+        if provider.bind is not None:
+            provider.bind(host, owner)
 
 
 def deactivate() -> None:

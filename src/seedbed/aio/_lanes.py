@@ -163,7 +163,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 break
         elif st.halt:
             if st.failure is not None:
-                raise loop._fail(st.failure)
+                raise loop._failure_to_raise()
             break
         elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
             clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer

@@ -30,7 +30,10 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-_STDLIB = {"as_completed": asyncio.tasks.as_completed}  # in a dict: no scan rebinds it
+from seedbed.aio import _providers
+
+# The stdlib's own: a provider's globals are never rebound (see `_providers`).
+_real_as_completed = asyncio.tasks.as_completed
 
 
 def _in_a_run() -> asyncio.AbstractEventLoop | None:
@@ -43,7 +46,7 @@ def _in_a_run() -> asyncio.AbstractEventLoop | None:
 
 def as_completed(fs: Iterable[Any], *, timeout: float | None = None) -> Any:
     """`asyncio.as_completed`, with its tasks created in argument order inside a run."""
-    real = _STDLIB["as_completed"]
+    real = _real_as_completed
     loop = _in_a_run()
     if loop is None or asyncio.isfuture(fs) or asyncio.iscoroutine(fs):
         return real(fs, timeout=timeout)  # outside a run, or the stdlib's TypeError
@@ -53,4 +56,7 @@ def as_completed(fs: Iterable[Any], *, timeout: float | None = None) -> Any:
 
 def patched_functions() -> list[tuple[object, object]]:
     """(stdlib function, stand-in) pairs, rebound wherever module globals hold them."""
-    return [(_STDLIB["as_completed"], as_completed)]
+    return [(_real_as_completed, as_completed)]
+
+
+_providers.register(__name__, patched_functions)

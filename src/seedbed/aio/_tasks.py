@@ -17,7 +17,7 @@ from typing import Any
 from seedbed.aio._diagnose import swallowed_message
 from seedbed.aio._handles import SimTask
 from seedbed.aio._services import LoopServices
-from seedbed.errors import CancellationSwallowed, SeedbedWarning
+from seedbed.errors import CancellationSwallowed, SeedbedWarning, SimulationFailure
 
 
 class TaskWatch(LoopServices):
@@ -32,6 +32,24 @@ class TaskWatch(LoopServices):
             and task.exception() is None
         ):
             self._report_swallowed(task, "caught its cancellation and returned normally")
+
+    def _failure_to_raise(self) -> SimulationFailure:
+        """The run's recorded failure (stamped when recorded), the tasks it ended settled.
+
+        A task that raised the failure (an `always` that broke, say) holds it as
+        its exception, but the loop halts before that task's done callbacks
+        run, so nothing retrieves it, and asyncio would log "exception was never
+        retrieved" whenever the task is collected, after the run already
+        reported it. The failure leaves the loop once, as the run's error: those
+        tasks are marked retrieved. A task that ended with another error is left
+        as asyncio leaves it.
+        """
+        failure = self._st.failure
+        assert failure is not None
+        for task in list(self._st.tasks.values()):
+            if task.done() and not task.cancelled() and _stems_from(task._exception, failure):
+                task.exception()  # marks it retrieved
+        return failure
 
     def report_unfinished_cancellations(self) -> None:
         """Report tasks still running although they were cancelled (end of a run)."""
@@ -70,3 +88,14 @@ class TaskWatch(LoopServices):
         self._st.tasks.pop(task.number, None)
         task._log_destroy_pending = False  # type: ignore[attr-defined]
         asyncio.tasks._unregister_task(task)
+
+
+def _stems_from(error: BaseException | None, failure: BaseException) -> bool:
+    """Is `error` the failure, or raised while handling it (its cause or context)?"""
+    seen: set[int] = set()  # ids only guard against a cycle; nothing is ordered by them
+    while error is not None and id(error) not in seen:
+        if error is failure:
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False

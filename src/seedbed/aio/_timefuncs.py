@@ -33,6 +33,7 @@ import os
 import time
 from typing import Any, Self
 
+from seedbed.aio import _providers
 from seedbed.aio._host import InterposeHost
 
 _host: InterposeHost | None = None
@@ -265,3 +266,6 @@ def pairs() -> list[tuple[object, object]]:
         (_real_asctime, _asctime),
         (_real_strftime, _strftime),
     ]
+
+
+_providers.register(__name__, pairs, bind=bind)

@@ -299,7 +299,7 @@ class SeedbedLoop(TaskWatch):
                     break
             elif st.halt:
                 if st.failure is not None:
-                    raise self._fail(st.failure)
+                    raise self._failure_to_raise()
                 break
             elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
                 clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer
@@ -317,7 +317,7 @@ class SeedbedLoop(TaskWatch):
         failure or the budget error, or return for a plain stop."""
         st = self._st
         if st.failure is not None:
-            raise self._fail(st.failure)
+            raise self._failure_to_raise()
         if st.clock.now > st.time_limit:
             raise self._fail(budget_error(st, f"max_time={st.config.max_time}s"))
 

@@ -98,6 +98,7 @@ class Simulation:
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
+        self._overtaken: list[asyncio.Future[Any]] = []  # work a failure won the race against
         self._started = False
         self._finished = False
         self._disk_config = disk or DiskConfig()
@@ -257,7 +258,7 @@ class Simulation:
         failure: BaseException | None = None
         values: dict[str, Any] = {}
         try:
-            values = self._drive(self._first_of(driver()))
+            values = self._drive(self._driven(driver))
         except BaseException as exc:
             failure = exc
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
@@ -360,6 +361,15 @@ class Simulation:
         elif not any(n.startswith("  seed=") for n in getattr(exc, "__notes__", [])):
             exc.add_note(context.describe())
 
+    async def _driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """The run's own task: the driver's coroutine is made only once this runs.
+
+        A node can fail before the task's first step; a coroutine made up front
+        would then be dropped unawaited (a RuntimeWarning at garbage collection).
+        """
+        values: dict[str, Any] = await self._first_of(driver())
+        return values
+
     async def _sleep_until(self, target: float) -> None:
         await self._first_of(asyncio.sleep(max(0.0, target - self._loop.time())))
 
@@ -378,7 +388,8 @@ class Simulation:
         work = asyncio.ensure_future(awaitable)
         await asyncio.wait({work, self._failed}, return_when=asyncio.FIRST_COMPLETED)
         if self._failed.done():
-            self._failed.result()  # the work is left pending; the end of the run closes it
+            self._overtaken.append(work)  # left pending; the end of the run settles it
+            self._failed.result()
         return work.result()
 
     def _start(self, node: Node) -> None:
@@ -420,7 +431,11 @@ class Simulation:
         self._nodes.close_graveyard()
         abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
         if self._failed.done() and not self._failed.cancelled():
-            self._failed.exception()  # reported through the run, not at GC time
+            failure = self._failed.exception()  # reported through the run, not at GC time
+            for work in self._overtaken:  # a nested wait raised the same failure: not news
+                if work.done() and not work.cancelled() and work._exception is failure:
+                    work.exception()
+        self._overtaken.clear()
         self._loop.close()
 
     # -- components ---------------------------------------------------------
