@@ -88,7 +88,9 @@ class Workload:
     async def transactions(self, name: str) -> int:
         """Random read-then-append transactions until `until`; returns how many committed."""
         client, loop, done = self.client(name), asyncio.get_running_loop(), 0
+        attempt = 0  # values are unique by construction: the checker needs each once
         while loop.time() < self.until:
+            attempt += 1
             reads = random.sample(TXN_KEYS, random.randint(1, 2))
             writes = random.sample(TXN_KEYS, random.randint(1, 2))
             txn = client.begin()
@@ -96,7 +98,7 @@ class Workload:
                 for key in reads:
                     await txn.get(key)
                 for number, key in enumerate(writes):
-                    txn.append(key, f"{name}.{done}.{number}.{random.getrandbits(16)}")
+                    txn.append(key, f"{name}.{attempt}.{number}")
                 ops = self.in_flight[client.name] = _planned(txn)
                 if await txn.commit():
                     assert txn.index is not None

@@ -234,3 +234,17 @@ def test_bad_scenario_settings_are_refused_in_one_line(
     with pytest.raises(UsageError) as info:
         Scenario(**settings)  # type: ignore[arg-type]
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_usage_error_raised_while_the_world_runs_fails_that_seed_only() -> None:
+    # A checker handed a malformed history raises a UsageError from a liveness
+    # predicate: a sweep must record it against the seed, not stop.
+    def malformed_history() -> bool:
+        raise seedbed.UsageError("value 7 is written to key 'k' more than once")
+
+    scenario = Scenario("checks", _scenarios.echo_world, duration=2.0, liveness=[malformed_history])
+    result, error = scenario.execute(3)
+    assert result is None and error is not None
+    assert "UsageError: value 7 is written to key 'k' more than once" in str(error)
+    with pytest.raises(seedbed.UsageError):  # before the world runs: the target's error
+        Scenario("broken", lambda sim: sim.client("c", 42), duration=1.0).execute(3)

@@ -171,8 +171,12 @@ class Scenario:
         run = _Run(self, seed, trace, command, world)
         try:
             return run.go(), None
-        except UsageError:
-            raise
+        except UsageError as exc:
+            if not run.running:
+                raise
+            # Raised once the world ran (a checker handed a malformed history, a
+            # seedbed call misused on one path): this seed's failure, not the target's.
+            return None, run.failure(exc, last_events)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
@@ -249,6 +253,7 @@ class _Run:
         self.scenario = scenario
         self.seed = seed
         self.overrides = overrides
+        self.running = False  # set once the world's phases start
         self.profile = self._profile(seed)
         self.sim = self._make_world(seed, trace)
         self.sim.loop._st.replay = replay
@@ -333,6 +338,7 @@ class _Run:
         )
 
     async def _phases(self) -> dict[str, Any]:
+        self.running = True
         sim, scenario = self.sim, self.scenario
         clients = [node for node in sim.nodes.all() if node.kind == "client"]
         self.oracles.check_invariants()  # the world as setup built it
