@@ -32,7 +32,7 @@ BUGS: dict[str, str] = {
 HUNTED_BY: dict[str, str] = {
     "ack_before_fsync": "crash_recovery",
     "follower_reads": "happy_path",
-    "forget_vote": "crash_recovery",
+    "forget_vote": "crash_recovery_wan",
     "commit_without_quorum": "partitions",
     "trust_without_checksum": "disk_faults",
     "skip_read_validation": "contention",

@@ -21,6 +21,16 @@ refilled the hole; were it to abstain, two such replicas among three would
 wait for ever for a leader only their votes could elect. What it must
 remember of the damage is kept in its meta file, so a second crash cannot
 make it forget.
+
+Also beyond the paper, PreVote and leader stickiness (Ongaro's thesis, 9.6):
+a replica whose election timeout passes first asks its peers whether they
+would vote for it in the next term, without raising its own term or theirs,
+and campaigns only once a quorum says yes. Peers say no while they heard
+from a leader within the minimum election timeout, or when its log is
+behind theirs. Without it, a replica with a stale log, cut off from the
+leader, raised the term again and again, and the up-to-date replica, which
+also campaigned in each of those terms, could not win a vote that the stale
+one had already given itself: votes split until the partition healed.
 """
 
 from __future__ import annotations
@@ -108,6 +118,8 @@ class Replica:
         self.vote_floor = 0  # grant votes only in terms above this (damaged replicas)
         self.bound = (0, 0)  # (term, index): vote only for logs this complete (lost records)
         self.votes: list[str] = []
+        self.prevotes: list[str] = []  # as a pre-candidate: who would vote for us next term
+        self.heard = float("-inf")  # when a leader last spoke to this follower
         self.next_index: dict[str, int] = {}
         self.match_index: dict[str, int] = {}
         self.waiting: dict[int, tuple[int, asyncio.Future[Result]]] = {}
@@ -194,8 +206,12 @@ class Replica:
             for peer in self.others:  # a lost request or a restarted voter: ask again
                 if peer not in self.votes:
                     self._request_vote(peer)
+        elif self.role == "precandidate" and asyncio.get_running_loop().time() < self.deadline:
+            for peer in self.others:
+                if peer not in self.prevotes:
+                    self._request_prevote(peer)
         elif asyncio.get_running_loop().time() >= self.deadline and self._eligible():
-            await self._campaign()
+            await self._start_prevote()
 
     def _eligible(self) -> bool:
         """May this replica lead? Not while records it may have acknowledged are missing."""
@@ -253,6 +269,55 @@ class Replica:
         self.role, self.leader = "follower", leader
 
     # -- elections ----------------------------------------------------------
+
+    async def _start_prevote(self) -> None:
+        """Ask whether a campaign in the next term could win, changing no one's term."""
+        self.role, self.leader, self.prevotes = "precandidate", None, [self.name]
+        self._reset_deadline()
+        log.info("%s: asking for pre-votes for term %d", self.name, self.term + 1)
+        for peer in self.others:
+            self._request_prevote(peer)
+        await self._count_prevotes()
+
+    def _request_prevote(self, peer: str) -> None:
+        self._send(
+            peer,
+            "prevote",
+            proposed=self.term + 1,
+            last_index=self.log.last_index,
+            last_term=self.log.last_term,
+        )
+
+    async def _on_prevote(self, message: dict[str, Any]) -> None:
+        proposed = message["proposed"]
+        grant = (
+            proposed > self.term
+            and not self._leader_heard()
+            and not self.damaged
+            and proposed > self.vote_floor
+            and self.log.up_to_date(message["last_index"], message["last_term"])
+            and (message["last_term"], message["last_index"]) >= self.bound
+        )
+        self._send(message["from"], "prevote_reply", granted=grant, proposed=proposed)
+
+    def _leader_heard(self) -> bool:
+        """Leader stickiness: a leader spoke within the minimum election timeout."""
+        if self.role == "leader":
+            return True
+        recent = asyncio.get_running_loop().time() < self.heard + self.timing.election_min
+        return self.leader is not None and recent
+
+    async def _on_prevote_reply(self, message: dict[str, Any]) -> None:
+        if self.role != "precandidate" or message["proposed"] != self.term + 1:
+            return
+        if message["granted"] and message["from"] not in self.prevotes:
+            self.prevotes.append(message["from"])
+        await self._count_prevotes()
+
+    async def _count_prevotes(self) -> None:
+        if self.role == "precandidate" and len(self.prevotes) >= self.quorum:
+            reachable("kvstore: a pre-vote quorum let a replica campaign")
+            await self._campaign()
 
     async def _campaign(self) -> None:
         self.term += 1
@@ -396,6 +461,7 @@ class Replica:
             return
         await self._become_follower(message["term"], message["from"])
         self._reset_deadline()
+        self.heard = asyncio.get_running_loop().time()
         prev_index, entries = message["prev_index"], message["entries"]
         if prev_index > self.log.last_index or (
             prev_index >= self.log.snap_index
@@ -445,6 +511,7 @@ class Replica:
             return
         await self._become_follower(message["term"], message["from"])
         self._reset_deadline()
+        self.heard = asyncio.get_running_loop().time()
         snapshot = message["snapshot"]
         index = snapshot["index"]
         if index > self.commit:
@@ -512,6 +579,8 @@ class Replica:
 _HANDLERS = {
     "vote": Replica._on_vote,
     "vote_reply": Replica._on_vote_reply,
+    "prevote": Replica._on_prevote,
+    "prevote_reply": Replica._on_prevote_reply,
     "append": Replica._on_append,
     "append_reply": Replica._on_append_reply,
     "snapshot": Replica._on_snapshot,

@@ -23,6 +23,8 @@ log = logging.getLogger("kvstore.server")
 PEER_MESSAGES: dict[str, tuple[str, ...]] = {  # each peer message's required fields
     "vote": ("last_index", "last_term"),
     "vote_reply": ("granted",),
+    "prevote": ("proposed", "last_index", "last_term"),
+    "prevote_reply": ("granted", "proposed"),
     "append": ("prev_index", "prev_term", "entries", "commit"),
     "append_reply": ("success", "hint", "match"),
     "snapshot": ("snapshot",),

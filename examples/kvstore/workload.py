@@ -42,8 +42,9 @@ class Workload:
     """Shared by a run's clients: histories, outcomes, and when to stop."""
 
     servers: dict[str, tuple[str, int]]
-    until: float  # virtual time at which clients stop starting operations
+    until: float  # virtual time after which clients stop starting operations...
     think_max: float = 0.05
+    min_ok: int = 0  # ...once this many operations succeeded, however long it takes
     history: Recorder = field(default_factory=Recorder)
     txn_history: Recorder = field(default_factory=Recorder)
     committed: list[Committed] = field(default_factory=list)
@@ -68,8 +69,8 @@ class Workload:
 
     async def single_key(self, name: str) -> int:
         """Random single-key operations until `until`; returns how many succeeded."""
-        client, loop, done = self.client(name), asyncio.get_running_loop(), 0
-        while loop.time() < self.until:
+        client, done = self.client(name), 0
+        while self.going():
             key, value = random.choice(KEYS), f"{name}.{done}.{random.getrandbits(16)}"
             op = random.choice(("get", "get", "put", "append", "append"))
             try:
@@ -87,9 +88,9 @@ class Workload:
 
     async def transactions(self, name: str) -> int:
         """Random read-then-append transactions until `until`; returns how many committed."""
-        client, loop, done = self.client(name), asyncio.get_running_loop(), 0
+        client, done = self.client(name), 0
         attempt = 0  # values are unique by construction: the checker needs each once
-        while loop.time() < self.until:
+        while self.going():
             attempt += 1
             reads = random.sample(TXN_KEYS, random.randint(1, 2))
             writes = random.sample(TXN_KEYS, random.randint(1, 2))
@@ -116,14 +117,19 @@ class Workload:
         client.close()
         return done
 
-    def problems(self, min_ok: int) -> list[str]:
-        """What is wrong with the run's outcome: too little done, or inconsistent histories.
+    def going(self) -> bool:
+        """Should clients start another operation?
 
-        A transaction whose client crashed mid-commit counts as unknown.
+        Until `until`, and after it until `min_ok` operations succeeded in all:
+        faults may block every operation of the planned time (a partition that
+        leaves no quorum), and whether the store makes progress once they stop
+        is the liveness question worth asking.
         """
+        return asyncio.get_running_loop().time() < self.until or self.ok_count < self.min_ok
+
+    def problems(self) -> list[str]:
+        """What is wrong with the histories (a crashed client's mid-commit txn is unknown)."""
         problems = []
-        if self.ok_count < min_ok:
-            problems.append(f"only {self.ok_count} operations succeeded (at least {min_ok})")
         verdict = linearizable(self.history.history, kv(), timeout=30)
         if not verdict:
             problems.append(f"single-key history not linearizable: {verdict.explain()}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -95,6 +96,39 @@ def test_the_liveness_phase_heals_the_world_so_a_crashed_server_answers_again() 
     )
     result = answered.run(seed=2)
     assert result.faults["crash"]["injected"] >= 1  # down "for 1000 s" but restarted by the heal
+
+
+def test_the_liveness_phase_stops_buggify_and_failpoints() -> None:
+    seen: dict[str, list[bool]] = {"fault": [], "liveness": []}
+    failures = []
+
+    async def flaky_worker() -> None:
+        phase = "fault"
+        for _ in range(400):
+            fired = seedbed.buggify("flaky worker: misbehave")
+            try:
+                await seedbed.failpoint("flaky worker: fail")
+            except seedbed.SimulatedFailure:
+                failures.append(phase)
+                fired = True
+            seen[phase].append(fired)
+            await asyncio.sleep(0.05)
+            phase = "liveness" if asyncio.get_running_loop().time() > 2.0 else "fault"
+
+    def world(sim: Simulation) -> None:
+        sim.host("worker", flaky_worker)
+
+    scenario = Scenario(
+        "flaky",
+        world,
+        faults=FaultProfile(buggify=True, failpoint_probability=0.5),
+        duration=2.0,
+        liveness=[lambda: len(seen["liveness"]) >= 100],
+        liveness_timeout=10.0,
+    )
+    scenario.run(seed=3)
+    assert any(seen["fault"]) and "fault" in failures  # both fired while faults lasted
+    assert not any(seen["liveness"]) and "liveness" not in failures
 
 
 def test_a_livelocked_world_ends_in_budget_exceeded_not_a_hang() -> None:

@@ -145,6 +145,29 @@ def test_crashed_tasks_leave_no_destroyed_task_noise(capsys: pytest.CaptureFixtu
     assert "destroyed" not in capsys.readouterr().err
 
 
+def test_a_node_crashed_while_connecting_leaves_no_unretrieved_refusal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def dialer() -> None:
+        await asyncio.open_connection("quiet", 7000)  # nothing listens there: refused
+
+    def run_once() -> None:
+        async def crash_the_dialer() -> None:
+            await asyncio.sleep(0.0001)  # the SYN is on its way; the refusal will come back
+            sim.crash("dialer")
+            await asyncio.sleep(1)
+
+        sim = Simulation(seed=4)
+        sim.host("quiet", forever)
+        sim.host("dialer", dialer)
+        sim.client("c", crash_the_dialer)
+        sim.run(max_time=10)
+
+    run_once()
+    gc.collect()
+    assert "never retrieved" not in caplog.text
+
+
 def test_control_verbs_work_between_steps_from_scheduled_actions_and_from_tasks() -> None:
     ticks: list[float] = []
 

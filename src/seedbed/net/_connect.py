@@ -187,7 +187,7 @@ class Handshake:
         self.future.set_result(client)
 
     def _fail(self, error: OSError) -> None:
-        if not self.future.done():
+        if not self.future.done() and self.ref.alive:  # a crashed connector hears nothing
             self.future.set_exception(error)
 
     def abandon(self) -> None:

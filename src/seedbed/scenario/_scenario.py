@@ -357,6 +357,9 @@ class _Run:
         sim.loop.trace.emit("scenario", "liveness phase")
         if self.nemesis is not None:
             self.nemesis.stop()
+        # In-code faults stop too (FoundationDB's rule): a buggify site that
+        # keeps pausing leaders would fail liveness by design, not by a bug.
+        hooks_of(sim.loop).configure(buggify=False, failpoint_probability=0.0)
         sim.heal()
         for node in sim.nodes.all():
             if not node.up and not (node.kind == "client" and node.result.done()):
