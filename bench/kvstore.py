@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from examples.kvstore import scenarios  # noqa: E402
-from examples.kvstore.client import Client  # noqa: E402
+from examples.kvstore.local import LocalGroup  # noqa: E402
 from examples.kvstore.workload import Workload  # noqa: E402
 
 TARGET = 100.0  # virtual seconds per wall second (issue 13)
@@ -80,35 +78,11 @@ def load_curve(seeds: int, loads: list[float]) -> list[tuple[float, float, float
     return rows
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
-
-
-async def _until_a_leader(peers: dict[str, tuple[str, int]]) -> None:
-    """Wait (up to a minute: interpreters start slowly on a busy machine) for a leader."""
-    client = Client(peers)
-    for _ in range(600):
-        for name in peers:
-            try:
-                if (await client.status(name))["role"] == "leader":
-                    return
-            except (OSError, TimeoutError):
-                pass
-        await asyncio.sleep(0.1)
-    raise SystemExit("no leader was elected within a minute")
-
-
-async def _drive(peers: dict[str, tuple[str, int]], seconds: float) -> float:
+async def _drive(group: LocalGroup, seconds: float) -> float:
     plan = scenarios.Plan()
     loop = asyncio.get_running_loop()
-    await _until_a_leader(peers)
-    workload = Workload(peers, loop.time() + seconds, think_max=plan.think_max)
+    await group.until_a_leader()
+    workload = Workload(group.peers, loop.time() + seconds, think_max=plan.think_max)
     started = loop.time()
     clients = [workload.single_key(f"c{n}") for n in range(plan.single_key_clients)]
     clients += [workload.transactions(f"t{n}") for n in range(plan.txn_clients)]
@@ -118,39 +92,8 @@ async def _drive(peers: dict[str, tuple[str, int]], seconds: float) -> float:
 
 def production(seconds: float) -> float:
     """Operations per wall second against three real server processes."""
-    names = ("n1", "n2", "n3")
-    ports = _free_ports(len(names))
-    peers = {name: ("127.0.0.1", port) for name, port in zip(names, ports, strict=True)}
-    spec = ",".join(f"{name}=127.0.0.1:{port}" for name, port in zip(names, ports, strict=True))
-    with tempfile.TemporaryDirectory() as data:
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        servers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "examples.kvstore",
-                    "serve",
-                    "--id",
-                    name,
-                    "--peers",
-                    spec,
-                    "--data",
-                    f"{data}/{name}",
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for name in names
-        ]
-        try:
-            return asyncio.run(_drive(peers, seconds))
-        finally:
-            for server in servers:
-                server.kill()
-                server.wait()
+    with tempfile.TemporaryDirectory() as data, LocalGroup(Path(data)) as group:
+        return asyncio.run(_drive(group, seconds))
 
 
 def main() -> None:

@@ -9,8 +9,6 @@ close only the offending connection. Everything is bounded in time.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import socket
 import struct
 import subprocess
@@ -20,72 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from examples.kvstore import frames
+from examples.kvstore import frames, local
 from examples.kvstore.client import Client, Unavailable
+from examples.kvstore.local import LocalGroup
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ("n1", "n2", "n3")
-
-
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
-
-
-class Group:
-    """Three `python -m examples.kvstore serve` processes."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        ports = _free_ports(len(NAMES))
-        self.peers = {name: ("127.0.0.1", port) for name, port in zip(NAMES, ports, strict=True)}
-        self.spec = ",".join(f"{name}=127.0.0.1:{port}" for name, (_, port) in self.peers.items())
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
-
-    def start(self, name: str) -> None:
-        log = (self.tmp / f"{name}.log").open("ab")
-        command = [
-            sys.executable,
-            "-m",
-            "examples.kvstore",
-            "serve",
-            "--id",
-            name,
-            "--peers",
-            self.spec,
-            "--data",
-            str(self.tmp / name),
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        self.processes[name] = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log, env=env)
-
-    def kill(self, name: str) -> None:
-        process = self.processes.pop(name)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-
-    def stop_all(self) -> None:
-        for name in list(self.processes):
-            self.kill(name)
-
-    def log(self, name: str) -> str:
-        return (self.tmp / f"{name}.log").read_text(errors="replace")
 
 
 @pytest.fixture
-def group(tmp_path: Path) -> Iterator[Group]:
-    group = Group(tmp_path)
-    for name in NAMES:
-        group.start(name)
-    try:
+def group(tmp_path: Path) -> Iterator[LocalGroup]:
+    with LocalGroup(tmp_path) as group:
         yield group
-    finally:
-        group.stop_all()
 
 
 async def _write_all(client: Client, keys: list[str]) -> list[str]:
@@ -114,7 +57,7 @@ async def _wait_caught_up(client: Client, name: str, leader: str, deadline: floa
         await asyncio.sleep(0.2)
 
 
-async def _scenario(group: Group) -> None:
+async def _scenario(group: LocalGroup) -> None:
     deadline = time.monotonic() + 60
     client = Client(group.peers, deadline=20.0)
     acknowledged = await _write_all(client, [f"a{i}" for i in range(20)])
@@ -134,7 +77,7 @@ async def _scenario(group: Group) -> None:
 
 
 def test_three_processes_survive_a_leader_kill_and_the_restarted_one_catches_up(
-    group: Group,
+    group: LocalGroup,
 ) -> None:
     asyncio.run(_scenario(group))
 
@@ -149,7 +92,7 @@ async def _send_raw(port: int, data: bytes) -> bytes:
     return reply
 
 
-async def _bad_input(group: Group) -> None:
+async def _bad_input(group: LocalGroup) -> None:
     client = Client(group.peers, deadline=20.0)
     await _write_all(client, ["before"])
     port = group.peers["n1"][1]
@@ -161,13 +104,13 @@ async def _bad_input(group: Group) -> None:
     client.close()
 
 
-def test_bad_input_closes_only_that_connection_with_a_logged_reason(group: Group) -> None:
+def test_bad_input_closes_only_that_connection_with_a_logged_reason(group: LocalGroup) -> None:
     asyncio.run(_bad_input(group))
     log = group.log("n1")
     assert "exceeds the maximum" in log and "stream ended inside a frame" in log
 
 
-def test_the_client_command_writes_and_reads(group: Group) -> None:
+def test_the_client_command_writes_and_reads(group: LocalGroup) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "examples.kvstore", "client", "--peers", group.spec]
         return subprocess.run(
@@ -186,3 +129,21 @@ def test_the_client_command_writes_and_reads(group: Group) -> None:
     assert txn.returncode == 0 and '"committed": true' in txn.stdout
     bad = cli("txn", "frobnicate x")
     assert bad.returncode == 2 and "bad transaction step" in bad.stderr
+
+
+def test_a_group_whose_port_was_taken_starts_again_on_fresh_ports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    picks = [[taken.getsockname()[1], *local._free_ports(2)]]  # the race, lost once
+    fresh = local._free_ports
+    monkeypatch.setattr(local, "_free_ports", lambda count: picks.pop() if picks else fresh(count))
+    try:
+        with LocalGroup(tmp_path) as group:
+            assert group.peers["n1"][1] != taken.getsockname()[1]
+            assert "address already in use" in group.log("n1").lower()
+            assert asyncio.run(group.until_a_leader()) in group.peers
+    finally:
+        taken.close()
