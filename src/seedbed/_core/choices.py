@@ -14,6 +14,10 @@ is `null` or of the wrong type, the draw gets its quiet default: what a run
 with no pressure would do (no fault, the minimum delay, the first option,
 the identity order, zero bits). A value out of range wraps (modulo).
 
+A *setting* is a choice that is not drawn: a length the run would otherwise
+take as given, which a shrinker may cut (a scenario's fault phase, see
+`setting`). Outside a session it is the given value and leaves no trace.
+
 Cost: only streams created while a `ChoiceSession` is active are of these
 subclasses; every other run uses the plain `Stream`, whose draws are not
 touched (`Entropy.stream` consults the session only when it creates a stream).
@@ -93,6 +97,17 @@ class ChoiceSession:
         record = self._passes[-1]
         record.append(Choice(stream, reason, value, len(record)))
 
+    def setting(self, stream: str, reason: str, given: float) -> float:
+        """`given`, or (replaying) the recorded value in [0, given]; logged,
+        as None while it is `given` (the quiet default: nothing cut)."""
+        value = given
+        if self.replaying:
+            recorded = _as_float(self.recorded(stream, reason))
+            if recorded is not None:
+                value = min(max(recorded, 0.0), given)
+        self.log(stream, reason, None if value == given else value)
+        return value
+
     def recorded(self, stream: str, reason: str) -> Value:
         """The next recorded value for (stream, reason), or None (the default)."""
         queue = self._queues.get((stream, reason))
@@ -109,6 +124,14 @@ def session(source: Sequence[Choice] | None = None) -> Iterator[ChoiceSession]:
         yield made
     finally:
         entropy.choice_session = previous
+
+
+def setting(stream: str, reason: str, given: float) -> float:
+    """A length the run takes as `given` unless a replayed choice list cuts it
+    (to a value in [0, given]): how a shrinker shortens what no draw decides.
+    Outside a choice session: `given`, untouched, with nothing recorded."""
+    made = entropy.choice_session
+    return given if made is None else made.setting(stream, reason, given)
 
 
 class RecordingStream(Stream):

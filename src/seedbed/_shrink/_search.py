@@ -71,25 +71,26 @@ class Shrinker:
         self.out_of_time = False
         self.deadline = 0.0
         self.best: Trial | None = None
-        self.cap: int | None = None  # a trial's step budget: the original run's length
-        self.bucket: str | None = None
+        self.cap: int | None = None  # the longest a trial may run: the original run
+        self.signature: tuple[str, str] | None = None
 
     def shrink(self, source: Sequence[Choice] | None = None) -> Shrunk:
         """Shrink the run under `source` (None: the seed's own draws)."""
         started = self.clock()
         self.deadline = started + self.budget
         original = run_trial(self.obj, self.seed, source, self.options)
-        if original.bucket is None:
+        if original.signature is None:
             raise NotFailing(f"the target passes under seed {self.seed}: nothing to shrink")
-        self.best, self.bucket = original, original.bucket
+        self.best, self.signature = original, original.signature
         self.cap = original.steps + 1 if original.steps else None
         with asyncio_log_off():  # hundreds of trials: their dropped tasks' errors are noise
             self._search()
         return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
 
     def _search(self) -> None:
-        passes = (self._quiet_streams, self._quiet_reasons, self._drop_rounds,
-                  self._smaller_numbers, self._delete_chunks, self._quiet_chunks)  # fmt: skip
+        passes = (self._shorten, self._drop_rounds, self._sooner, self._shorten,
+                  self._quiet_streams, self._quiet_reasons, self._smaller_numbers,
+                  self._delete_chunks, self._quiet_chunks)  # fmt: skip
         improved = True
         while improved and not self._late():
             improved = False
@@ -103,18 +104,23 @@ class Shrinker:
             self.out_of_time = True
         return self.out_of_time
 
-    def _try(self, candidate: list[Choice]) -> bool:
-        """Run `candidate`; adopt what it chose if it is the same failure, simpler."""
+    def _try(self, candidate: list[Choice], *, fewer_faults: bool = False) -> bool:
+        """Run `candidate`; adopt what it chose if it is the same failure, simpler.
+
+        A trial stops one step after the best run failed: past that it cannot
+        be simpler, unless it drops a fault (`fewer_faults`), which may move
+        the failure later: such a trial may run as long as the original."""
         best = self.best
         assert best is not None
         if self._late():
             return False
         options = dict(self.options)
-        if self.cap is not None and not builds_own_world(self.obj):
-            options["max_steps"] = min(self.cap, options.get("max_steps") or self.cap)
+        cap = self.cap if fewer_faults or not best.steps else best.steps + 1
+        if cap is not None and not builds_own_world(self.obj):
+            options["max_steps"] = min(cap, options.get("max_steps") or cap)
         self.trials += 1
         trial = run_trial(self.obj, self.seed, candidate, options)
-        if trial.bucket != self.bucket or not _size(trial) < _size(best):
+        if trial.signature != self.signature or not _size(trial) < _size(best):
             return False
         self.best = trial
         return True
@@ -143,31 +149,92 @@ class Shrinker:
             improved = self._try(candidate) or improved
         return improved
 
+    def _shorten(self) -> bool:
+        """Cut a scenario's fault phase (`choices.setting`) to the shortest of
+        0 and the sixteenths of the time of the failure that keeps it, then
+        bisect between that and the longest shorter cut: the run ends soon
+        after its fault phase (its liveness checks run then), so this is the
+        biggest cut, tried first. A scan, not a bisection: the outcome is not
+        monotone in the cut (a cut too short trades the failure for another)."""
+        setting, best = self._setting(), self.best
+        if setting is None or best is None or best.virtual_time is None:
+            return False
+        longest = best.virtual_time
+        if isinstance(setting.value, float):
+            longest = min(longest, setting.value)
+        lost = 0.0
+        for kept in (0.0, *(longest * fraction for fraction in _FINE)):
+            if self._try(self._with_setting(kept)):
+                break
+            lost = kept
+        else:
+            return False
+        for _ in range(_BISECTIONS):
+            middle = (lost + kept) / 2
+            if self._try(self._with_setting(middle)):
+                kept = middle
+            else:
+                lost = middle
+        return True
+
+    def _setting(self) -> Choice | None:
+        return next((c for c in self._chosen if (c.stream, c.reason) == PHASE), None)
+
+    def _with_setting(self, seconds: float) -> list[Choice]:
+        setting = self._setting()
+        assert setting is not None
+        return self._with(setting.order, seconds)
+
     def _drop_rounds(self) -> bool:
-        """Per stream, drop one round of its loop: the draws from one draw of its
-        first recurring reason (the nemesis's "time to next fault") to the next,
-        adding a dropped wait to the next one, so later rounds keep their time."""
+        """Drop chunks of the nemesis's rounds (a round: the draws from one
+        "time to next fault" to the next, a fault and its details): half of
+        them at once first, then halving the chunk down to one round (delta
+        debugging: with few faults that matter, big cuts succeed and cost one
+        trial each). A dropped round's wait is added to the next one, so later
+        rounds keep their time; a single round that cannot go so is tried
+        again with the next fault sooner (`_FINE` of that sum): what a dropped
+        fault set up, another fault may do at a better moment."""
         improved = False
-        for name in _loud_counts(self._chosen, lambda c: c.stream):
-            round_number = 0
-            while not self._late():
-                heads = _round_heads(self._in(name))
-                if round_number >= len(heads) - 1:
-                    break
-                if self._try(self._without_round(name, round_number)):
+        size = max(1, len(_round_heads(self._in(NEMESIS))) // 2)
+        while size >= 1 and not self._late():
+            first = 0
+            while first < len(_round_heads(self._in(NEMESIS))) and not self._late():
+                if self._drop(first, size):
                     improved = True
                 else:
-                    round_number += 1
+                    first += size
+            size //= 2
         return improved
 
-    def _without_round(self, stream: str, round_number: int) -> list[Choice]:
+    def _drop(self, first: int, count: int) -> bool:
+        scales = (1.0, *_FINE) if count == 1 else (1.0,)
+        for scale in scales:
+            candidate = self._without_rounds(NEMESIS, first, count, scale)
+            if candidate is None or self._try(candidate, fewer_faults=True):
+                return candidate is not None
+        return False
+
+    def _without_rounds(
+        self, stream: str, first: int, count: int, scale: float = 1.0
+    ) -> list[Choice] | None:
+        """The best run without rounds [first, first + count) of `stream`, the
+        next wait being the dropped ones added to it, times `scale` (None:
+        no next wait to scale)."""
         mine = self._in(stream)
-        heads = _round_heads(mine)
-        head, after = mine[heads[round_number]], mine[heads[round_number + 1]]
-        doomed = {c.order for c in mine[heads[round_number] : heads[round_number + 1]]}
-        carried = after.value
-        if isinstance(head.value, float) and isinstance(after.value, float):
-            carried = head.value + after.value
+        heads = [*_round_heads(mine), len(mine)]
+        first, last = min(first, len(heads) - 1), min(first + count, len(heads) - 1)
+        doomed = {c.order for c in mine[heads[first] : heads[last]]}
+        if last >= len(heads) - 1:  # the last rounds: no later wait to carry them over to
+            kept = [c for c in self._chosen if c.order not in doomed]
+            return kept if scale == 1.0 else None
+        after = mine[heads[last]]
+        waits = [mine[heads[i]].value for i in range(first, last + 1)]
+        if not all(isinstance(wait, float) for wait in waits):
+            if scale != 1.0:
+                return None
+            carried: Value = after.value
+        else:
+            carried = scale * sum(wait for wait in waits if isinstance(wait, float))
         return [
             replace(c, value=carried) if c.order == after.order else c
             for c in self._chosen
@@ -206,8 +273,24 @@ class Shrinker:
     def _loud_in(self, stream: str) -> list[Choice]:
         return [c for c in self._chosen if c.stream == stream and not is_quiet(c.value)]
 
+    def _sooner(self) -> bool:
+        """Each wait of the nemesis before a fault, first to last, to 0, else
+        to the smallest sixteenth of it that keeps the failure: the failure
+        comes sooner (the first wait moves every fault), and a fault that
+        matters must land in a narrow window (a crash between a write's fsync
+        and its answer), which coarse fractions step over."""
+        improved, index = False, 0
+        while not self._late():
+            mine = self._in(NEMESIS)
+            waits = [mine[i] for i in _round_heads(mine) if isinstance(mine[i].value, int | float)]
+            if index >= len(waits):
+                return improved
+            improved = self._lower(waits[index], _FINE)[1] or improved
+            index += 1
+        return improved
+
     def _smaller_numbers(self) -> bool:
-        """Each loud number to 0, else halved while that keeps the failure."""
+        """Each loud number to 0, else a fraction of it, while that keeps the failure."""
         improved = False
         for name in _loud_counts(self._chosen, lambda c: c.stream):
             index = 0
@@ -215,20 +298,20 @@ class Shrinker:
                 numbers = [c for c in self._loud_in(name) if isinstance(c.value, int | float)]
                 if index >= len(numbers):
                     break
-                zeroed, lowered = self._lower(numbers[index])
+                zeroed, lowered = self._lower(numbers[index], _FRACTIONS)
                 improved = improved or lowered
                 index += 0 if zeroed else 1
         return improved
 
-    def _lower(self, choice: Choice) -> tuple[bool, bool]:
+    def _lower(self, choice: Choice, fractions: Sequence[float]) -> tuple[bool, bool]:
         """(set to 0, made smaller at all) for one loud number of the best run:
-        0, else the smallest of a few fractions of it that keeps the failure
-        (a fault must often land in a window: halving alone steps over it)."""
+        0, else the smallest of `fractions` of it that keeps the failure (a
+        fault must often land in a window: halving alone steps over it)."""
         if self._try(self._with(choice.order, 0)):
             return True, True
         value = choice.value
         assert isinstance(value, int | float)
-        for fraction in _FRACTIONS:
+        for fraction in fractions:
             smaller = int(value * fraction) if isinstance(value, int) else value * fraction
             if not is_quiet(smaller) and self._try(self._with(choice.order, smaller)):
                 return False, True
@@ -239,6 +322,10 @@ class Shrinker:
 
 
 _FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
+_FINE = tuple(k / 16 for k in range(1, 16))  # for the waits before faults
+_BISECTIONS = 4  # a cut found to within 1/256 of the run
+NEMESIS = "nemesis"  # the stream whose rounds are faults
+PHASE = ("scenario", "fault phase seconds")  # the setting `Scenario` reads (see choices.setting)
 
 
 def _round_heads(mine: list[Choice]) -> list[int]:
