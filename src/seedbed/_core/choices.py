@@ -9,7 +9,11 @@ replays after small changes to the program.
 Lenient replay lines choices up per stream *and* per reason: the k-th draw
 with reason R in stream S gets the k-th recorded value for (S, R). So a
 changed program that adds, removes or reorders draws of other reasons still
-gets its own values. When the list has no value left for a draw, or the value
+gets its own values. A draw whose reason has no value left takes the next
+unused one of a reason that differs only in its numbers ("torn /log sector
+4" for "sector 2"): a changed program, or a shrunk run whose file is shorter
+at its crash, still gets the decision of the same kind that was recorded.
+When the list has no value left for a draw, or the value
 is `null` or of the wrong type, the draw gets its quiet default: what a run
 with no pressure would do (no fault, the minimum delay, the first option,
 the identity order, zero bits). A value out of range wraps (modulo).
@@ -26,6 +30,7 @@ touched (`Entropy.stream` consults the session only when it creates a stream).
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,6 +45,29 @@ if TYPE_CHECKING:
     from seedbed._core.trace import Trace
 
 Value = int | float | str | None
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+")  # not a node's name's digits: n2
+
+
+class _Recorded:
+    """A recorded value, queued under its reason and its reason's kind."""
+
+    __slots__ = ("used", "value")
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+        self.used = False
+
+
+def _kind(reason: str) -> str:
+    return _NUMBER.sub("#", reason)
+
+
+def _next(queue: deque[_Recorded] | None) -> _Recorded | None:
+    while queue:
+        entry = queue.popleft()
+        if not entry.used:
+            return entry
+    return None
 
 
 @dataclass(frozen=True)
@@ -63,7 +91,8 @@ class ChoiceSession:
     def __init__(self, source: Sequence[Choice] | None = None) -> None:
         self._source = list(source) if source is not None else None
         self._owners: dict[str, Entropy] = {}
-        self._queues: dict[tuple[str, str], deque[Value]] = {}
+        self._queues: dict[tuple[str, str], deque[_Recorded]] = {}
+        self._kinds: dict[tuple[str, str], deque[_Recorded]] = {}
         self._passes: list[list[Choice]] = [[]]
         self._reset_queues()
 
@@ -77,9 +106,11 @@ class ChoiceSession:
         return self._passes[0]
 
     def _reset_queues(self) -> None:
-        self._queues = {}
+        self._queues, self._kinds = {}, {}
         for choice in sorted(self._source or (), key=lambda c: c.order):
-            self._queues.setdefault((choice.stream, choice.reason), deque()).append(choice.value)
+            entry = _Recorded(choice.value)
+            self._queues.setdefault((choice.stream, choice.reason), deque()).append(entry)
+            self._kinds.setdefault((choice.stream, _kind(choice.reason)), deque()).append(entry)
 
     def stream(self, owner: Entropy, name: str, seed: int, trace: Trace) -> Stream:
         """A stream for `owner` that records (and replays) its draws."""
@@ -109,9 +140,15 @@ class ChoiceSession:
         return value
 
     def recorded(self, stream: str, reason: str) -> Value:
-        """The next recorded value for (stream, reason), or None (the default)."""
-        queue = self._queues.get((stream, reason))
-        return queue.popleft() if queue else None
+        """The next recorded value for (stream, reason), else for its kind
+        (numbers aside), else None (the default)."""
+        entry = _next(self._queues.get((stream, reason)))
+        if entry is None:
+            entry = _next(self._kinds.get((stream, _kind(reason))))
+        if entry is None:
+            return None
+        entry.used = True
+        return entry.value
 
 
 @contextmanager

@@ -88,7 +88,7 @@ class Shrinker:
         return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
 
     def _search(self) -> None:
-        passes = (self._shorten, self._drop_rounds, self._sooner, self._shorten,
+        passes = (self._shorten, self._keep_one, self._drop_rounds, self._sooner, self._shorten,
                   self._quiet_streams, self._quiet_reasons, self._smaller_numbers,
                   self._delete_chunks, self._quiet_chunks)  # fmt: skip
         improved = True
@@ -191,9 +191,7 @@ class Shrinker:
         them at once first, then halving the chunk down to one round (delta
         debugging: with few faults that matter, big cuts succeed and cost one
         trial each). A dropped round's wait is added to the next one, so later
-        rounds keep their time; a single round that cannot go so is tried
-        again with the next fault sooner (`_FINE` of that sum): what a dropped
-        fault set up, another fault may do at a better moment."""
+        rounds keep their time."""
         improved = False
         size = max(1, len(_round_heads(self._in(NEMESIS))) // 2)
         while size >= 1 and not self._late():
@@ -207,34 +205,58 @@ class Shrinker:
         return improved
 
     def _drop(self, first: int, count: int) -> bool:
-        scales = (1.0, *_FINE) if count == 1 else (1.0,)
-        for scale in scales:
-            candidate = self._without_rounds(NEMESIS, first, count, scale)
-            if candidate is None or self._try(candidate, fewer_faults=True):
-                return candidate is not None
+        candidate = self._without_rounds(NEMESIS, first, count)
+        return candidate is not None and self._try(candidate, fewer_faults=True)
+
+    def _keep_one(self) -> bool:
+        """One of the last faults alone (the one that broke the run, most
+        likely), at its own time, else sooner (`_FINE` of it, soonest first).
+        Dropping the faults before it one by one rarely works when the fatal
+        fault must land in a narrow window: each dropped fault moves the
+        system's timing at that moment. Alone, at a few times, it often does."""
+        rounds = len(_round_heads(self._in(NEMESIS)))
+        for kept in range(rounds - 1, max(-1, rounds - 1 - _KEEP_TRIES), -1):
+            for scale in (*_FINE, 1.0):
+                candidate = self._only_round(kept, scale)
+                if candidate is None:
+                    break
+                if self._try(candidate, fewer_faults=True):
+                    return True
         return False
 
-    def _without_rounds(
-        self, stream: str, first: int, count: int, scale: float = 1.0
-    ) -> list[Choice] | None:
+    def _only_round(self, kept: int, scale: float) -> list[Choice] | None:
+        """The best run with the nemesis's round `kept` alone, its wait the time
+        it was injected at times `scale` (None: that is no fewer faults)."""
+        mine = self._in(NEMESIS)
+        heads = [*_round_heads(mine), len(mine)]
+        if kept >= len(heads) - 1 or len(heads) <= 2:
+            return None
+        waits = [mine[heads[i]].value for i in range(kept + 1)]
+        if not all(isinstance(wait, float) for wait in waits):
+            return None
+        head = mine[heads[kept]]
+        at = scale * sum(wait for wait in waits if isinstance(wait, float))
+        keep = {c.order for c in mine[heads[kept] : heads[kept + 1]]}
+        return [
+            replace(c, value=at) if c.order == head.order else c
+            for c in self._chosen
+            if c.stream != NEMESIS or c.order in keep
+        ]
+
+    def _without_rounds(self, stream: str, first: int, count: int) -> list[Choice] | None:
         """The best run without rounds [first, first + count) of `stream`, the
-        next wait being the dropped ones added to it, times `scale` (None:
-        no next wait to scale)."""
+        next wait being the dropped ones added to it."""
         mine = self._in(stream)
         heads = [*_round_heads(mine), len(mine)]
         first, last = min(first, len(heads) - 1), min(first + count, len(heads) - 1)
         doomed = {c.order for c in mine[heads[first] : heads[last]]}
         if last >= len(heads) - 1:  # the last rounds: no later wait to carry them over to
-            kept = [c for c in self._chosen if c.order not in doomed]
-            return kept if scale == 1.0 else None
+            return [c for c in self._chosen if c.order not in doomed]
         after = mine[heads[last]]
         waits = [mine[heads[i]].value for i in range(first, last + 1)]
-        if not all(isinstance(wait, float) for wait in waits):
-            if scale != 1.0:
-                return None
-            carried: Value = after.value
-        else:
-            carried = scale * sum(wait for wait in waits if isinstance(wait, float))
+        carried: Value = after.value
+        if all(isinstance(wait, float) for wait in waits):
+            carried = sum(wait for wait in waits if isinstance(wait, float))
         return [
             replace(c, value=carried) if c.order == after.order else c
             for c in self._chosen
@@ -323,6 +345,7 @@ class Shrinker:
 
 _FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
 _FINE = tuple(k / 16 for k in range(1, 16))  # for the waits before faults
+_KEEP_TRIES = 2  # the last faults `_keep_one` tries alone
 _BISECTIONS = 4  # a cut found to within 1/256 of the run
 NEMESIS = "nemesis"  # the stream whose rounds are faults
 PHASE = ("scenario", "fault phase seconds")  # the setting `Scenario` reads (see choices.setting)
