@@ -235,13 +235,14 @@ class Shrinker:
         if not all(isinstance(wait, float) for wait in waits):
             return None
         head = mine[heads[kept]]
-        at = scale * sum(wait for wait in waits if isinstance(wait, float))
+        was = sum(wait for wait in waits if isinstance(wait, float))
         keep = {c.order for c in mine[heads[kept] : heads[kept + 1]]}
-        return [
-            replace(c, value=at) if c.order == head.order else c
+        alone = [
+            replace(c, value=scale * was) if c.order == head.order else c
             for c in self._chosen
             if c.stream != NEMESIS or c.order in keep
         ]
+        return self._phase_sooner(alone, (1.0 - scale) * was)
 
     def _without_rounds(self, stream: str, first: int, count: int) -> list[Choice] | None:
         """The best run without rounds [first, first + count) of `stream`, the
@@ -307,7 +308,7 @@ class Shrinker:
             waits = [mine[i] for i in _round_heads(mine) if isinstance(mine[i].value, int | float)]
             if index >= len(waits):
                 return improved
-            improved = self._lower(waits[index], _FINE)[1] or improved
+            improved = self._lower(waits[index], _FINE, shift=True)[1] or improved
             index += 1
         return improved
 
@@ -325,27 +326,44 @@ class Shrinker:
                 index += 0 if zeroed else 1
         return improved
 
-    def _lower(self, choice: Choice, fractions: Sequence[float]) -> tuple[bool, bool]:
+    def _lower(
+        self, choice: Choice, fractions: Sequence[float], *, shift: bool = False
+    ) -> tuple[bool, bool]:
         """(set to 0, made smaller at all) for one loud number of the best run:
         0, else the smallest of `fractions` of it that keeps the failure (a
-        fault must often land in a window: halving alone steps over it)."""
-        if self._try(self._with(choice.order, 0)):
-            return True, True
+        fault must often land in a window: halving alone steps over it).
+        With `shift` (a wait), a cut fault phase ends as much sooner."""
         value = choice.value
         assert isinstance(value, int | float)
-        for fraction in fractions:
+        for fraction in (0.0, *fractions):
             smaller = int(value * fraction) if isinstance(value, int) else value * fraction
-            if not is_quiet(smaller) and self._try(self._with(choice.order, smaller)):
-                return False, True
+            if fraction and is_quiet(smaller):
+                continue
+            candidate = self._with(choice.order, smaller)
+            if shift:
+                candidate = self._phase_sooner(candidate, float(value - smaller))
+            if self._try(candidate):
+                return not fraction, True
         return False, False
 
     def _with(self, order: int, value: Value) -> list[Choice]:
         return [replace(c, value=value) if c.order == order else c for c in self._chosen]
 
+    def _phase_sooner(self, candidate: list[Choice], seconds: float) -> list[Choice]:
+        """`candidate` with a cut fault phase ending `seconds` sooner, as its
+        faults now come: a failure found by a check at the end of the phase
+        (a history checker) comes sooner with them. An uncut phase stays."""
+        return [
+            replace(c, value=max(0.0, c.value - seconds))
+            if (c.stream, c.reason) == PHASE and isinstance(c.value, float)
+            else c
+            for c in candidate
+        ]
+
 
 _FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
 _FINE = tuple(k / 16 for k in range(1, 16))  # for the waits before faults
-_KEEP_TRIES = 2  # the last faults `_keep_one` tries alone
+_KEEP_TRIES = 1  # the last faults `_keep_one` tries alone
 _BISECTIONS = 4  # a cut found to within 1/256 of the run
 NEMESIS = "nemesis"  # the stream whose rounds are faults
 PHASE = ("scenario", "fault phase seconds")  # the setting `Scenario` reads (see choices.setting)
