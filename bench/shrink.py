@@ -59,7 +59,7 @@ def shrink_one(target: str, hint: int, budget: float) -> str:
     wall = time.perf_counter() - started
     before, after = shrunk.original, shrunk.best
     replayed = run_trial(obj, seed, after.chosen, {})
-    same = "yes" if replayed.bucket == after.bucket else f"NO: {replayed.bucket}"
+    same = "yes" if replayed.signature == after.signature else f"NO: {replayed.signature}"
     met = "yes" if after.fault_count <= 2 and after.steps * 10 <= before.steps else "no"
     return (
         f"| {name} | {seed} | {before.fault_count} -> {after.fault_count} "

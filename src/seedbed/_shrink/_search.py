@@ -1,24 +1,30 @@
 """Minimizing a failing run's choices while the same failure still happens.
 
-The same failure is the sweep's bucket: the error type and first line of the
-message with numbers masked. A candidate list of choices is kept when its run
-fails in that bucket and is simpler: fewer faults, then fewer steps, then
-fewer choices away from their quiet default, then fewer choices. A trial may
-run as long as the original run, no longer (its step budget), so one that
-wanders off ends early; dropping a fault may move the failure later, which
-later passes then pull back in. The passes, greedy, repeated while any helps
-and the wall-clock budget lasts:
+The same failure is the sweep's bucket (the error type and first line of the
+message with numbers masked) and, for a broken claim, the problems its
+details name (`Trial.signature`): "history not linearizable" is not traded
+for "only 0 operations succeeded". A candidate list of choices is kept when
+its run fails so and is simpler: fewer faults, then fewer steps, then fewer
+choices away from their quiet default, then fewer choices. A trial stops one
+step after the best run's failure (past it, it cannot be simpler), or, when
+it drops a fault (which may move the failure later), after the original's.
 
-1. quiet a whole stream (no faults at all, no latency variation, ...);
-2. quiet every draw of one reason (numbers masked: "latency n1->n2");
-3. per stream, drop one round of its loop (a fault: the nemesis's wait, its
-   pick and its details), the wait carried over, so later faults keep their
-   time;
-4. each loud number set to 0, else to the smallest of 1/16, 1/8, 1/4, 1/2
-   of it that keeps the failure (a fault sooner, a shorter wait);
-5. per stream, delete chunks of its loud draws, the whole list first, then
-   halving the chunk down to single draws (retries, the tail of a run);
-6. the same chunks quieted instead of deleted (a delay to its minimum).
+The passes, cheapest per step saved first, repeated while any helps and the
+wall-clock budget lasts:
+
+1. cut a scenario's fault phase (`choices.setting`): its checks run soon
+   after, so a failure found by a check at the end (a history checker) comes
+   as soon as what it needs has happened;
+2. the last fault alone, at its time or sooner: a fault that must land in a
+   narrow window rarely survives dropping the others one by one;
+3. drop the nemesis's rounds (a fault and its details) by halves, then
+   quarters, down to one (delta debugging), the waits carried over;
+4. bring each fault sooner (its wait to 0, else the smallest sixteenth that
+   keeps the failure; a cut phase ends as much sooner), then cut again;
+5. quiet a whole stream, then every draw of one reason (numbers masked);
+6. each loud number to 0, else the smallest of 1/16, 1/8, 1/4, 1/2 of it;
+7. per stream, delete chunks of its loud draws, the whole list first, then
+   halving the chunk down to single draws; then the same chunks quieted.
 
 Streams go smallest first (fewest draws away from their default): the
 nemesis's and buggify's few decisions before the disks' and the network's
@@ -151,11 +157,12 @@ class Shrinker:
 
     def _shorten(self) -> bool:
         """Cut a scenario's fault phase (`choices.setting`) to the shortest of
-        0 and the sixteenths of the time of the failure that keeps it, then
-        bisect between that and the longest shorter cut: the run ends soon
-        after its fault phase (its liveness checks run then), so this is the
-        biggest cut, tried first. A scan, not a bisection: the outcome is not
-        monotone in the cut (a cut too short trades the failure for another)."""
+        a few fractions of the time of the failure that keeps it, then bisect
+        between that and the longest shorter cut: the run ends soon after its
+        fault phase (its liveness checks run then), so this is the biggest
+        cut, tried first. A scan first, not a bisection: the outcome is not
+        monotone in the cut (a cut too short trades the failure for another).
+        A trial cut at d costs about d: the fractions are few."""
         setting, best = self._setting(), self.best
         if setting is None or best is None or best.virtual_time is None:
             return False
@@ -163,7 +170,7 @@ class Shrinker:
         if isinstance(setting.value, float):
             longest = min(longest, setting.value)
         lost = 0.0
-        for kept in (0.0, *(longest * fraction for fraction in _FINE)):
+        for kept in (longest * fraction for fraction in _CUTS):
             if self._try(self._with_setting(kept)):
                 break
             lost = kept
@@ -214,8 +221,10 @@ class Shrinker:
         Dropping the faults before it one by one rarely works when the fatal
         fault must land in a narrow window: each dropped fault moves the
         system's timing at that moment. Alone, at a few times, it often does."""
-        rounds = len(_round_heads(self._in(NEMESIS)))
-        for kept in range(rounds - 1, max(-1, rounds - 1 - _KEEP_TRIES), -1):
+        mine = self._in(NEMESIS)
+        heads = [*_round_heads(mine), len(mine)]
+        faults = [i for i in range(len(heads) - 1) if heads[i + 1] - heads[i] > 1]
+        for kept in reversed(faults[-_KEEP_TRIES:]):  # a round of a wait alone has no fault
             for scale in (*_FINE, 1.0):
                 candidate = self._only_round(kept, scale)
                 if candidate is None:
@@ -277,11 +286,15 @@ class Shrinker:
 
     def _chunks(self, edit: Callable[[list[Choice], set[int]], list[Choice]]) -> bool:
         """Per stream (fewest loud draws first), chunks of its loud draws from
-        the end backwards, halving the chunk size down to one draw."""
+        the end backwards, halving the chunk size down to one draw, or to a
+        `_FINEST_CHUNKS`th of the stream: a disk's thousand latencies one by
+        one would spend the budget before the passes that bring faults sooner
+        run again."""
         improved = False
         for name in _loud_counts(self._chosen, lambda c: c.stream):
             size = len(self._loud_in(name))
-            while size >= 1 and not self._late():
+            smallest = max(1, size // _FINEST_CHUNKS)
+            while size >= smallest and not self._late():
                 end = len(self._loud_in(name))
                 while end > 0 and not self._late():
                     loud = self._loud_in(name)
@@ -313,9 +326,13 @@ class Shrinker:
         return improved
 
     def _smaller_numbers(self) -> bool:
-        """Each loud number to 0, else a fraction of it, while that keeps the failure."""
+        """Each loud number to 0, else a fraction of it, while that keeps the
+        failure: in streams of a few decisions (a disk's thousand latencies
+        go to their minimum in chunks, in `_quiet_chunks`)."""
         improved = False
         for name in _loud_counts(self._chosen, lambda c: c.stream):
+            if len(self._loud_in(name)) > _FINEST_CHUNKS:
+                continue
             index = 0
             while not self._late():
                 numbers = [c for c in self._loud_in(name) if isinstance(c.value, int | float)]
@@ -364,7 +381,9 @@ class Shrinker:
 _FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
 _FINE = tuple(k / 16 for k in range(1, 16))  # for the waits before faults
 _KEEP_TRIES = 1  # the last faults `_keep_one` tries alone
-_BISECTIONS = 4  # a cut found to within 1/256 of the run
+_CUTS = (0.0, 1 / 8, 1 / 4, 1 / 2, 3 / 4)  # of the failure's time: where `_shorten` looks
+_BISECTIONS = 4
+_FINEST_CHUNKS = 32  # a cut found to within 1/256 of the run
 NEMESIS = "nemesis"  # the stream whose rounds are faults
 PHASE = ("scenario", "fault phase seconds")  # the setting `Scenario` reads (see choices.setting)
 
