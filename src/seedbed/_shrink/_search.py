@@ -19,8 +19,9 @@ wall-clock budget lasts:
    narrow window rarely survives dropping the others one by one;
 3. drop the nemesis's rounds (a fault and its details) by halves, then
    quarters, down to one (delta debugging), the waits carried over;
-4. bring each fault sooner (its wait to 0, else the smallest sixteenth that
-   keeps the failure; a cut phase ends as much sooner), then cut again;
+4. bring each fault sooner (its wait to 0, else the smallest of 1/64, 1/32
+   and the sixteenths of it that keeps the failure; a cut phase ends as
+   much sooner), then cut again;
 5. quiet a whole stream, then every draw of one reason (numbers masked);
 6. each loud number to 0, else the smallest of 1/16, 1/8, 1/4, 1/2 of it;
 7. per stream, delete chunks of its loud draws, the whole list first, then
@@ -216,8 +217,8 @@ class Shrinker:
         return candidate is not None and self._try(candidate, fewer_faults=True)
 
     def _keep_one(self) -> bool:
-        """One of the last faults alone (the one that broke the run, most
-        likely), at its own time, else sooner (`_FINE` of it, soonest first).
+        """The last fault injected alone (the one that broke the run, most
+        likely), sooner (`_FINE` of its time, soonest first), else at its time.
         Dropping the faults before it one by one rarely works when the fatal
         fault must land in a narrow window: each dropped fault moves the
         system's timing at that moment. Alone, at a few times, it often does."""
@@ -311,7 +312,7 @@ class Shrinker:
 
     def _sooner(self) -> bool:
         """Each wait of the nemesis before a fault, first to last, to 0, else
-        to the smallest sixteenth of it that keeps the failure: the failure
+        to the smallest of `_FINE` of it that keeps the failure: the failure
         comes sooner (the first wait moves every fault), and a fault that
         matters must land in a narrow window (a crash between a write's fsync
         and its answer), which coarse fractions step over."""
@@ -379,11 +380,13 @@ class Shrinker:
 
 
 _FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2)  # smallest first
-_FINE = tuple(k / 16 for k in range(1, 16))  # for the waits before faults
+# For the waits before faults, soonest first: a fault that matters often must
+# land in a window a few milliseconds wide (the counter's partition).
+_FINE = (1 / 64, 1 / 32, *(k / 16 for k in range(1, 16)))
 _KEEP_TRIES = 1  # the last faults `_keep_one` tries alone
 _CUTS = (0.0, 1 / 8, 1 / 4, 1 / 2, 3 / 4)  # of the failure's time: where `_shorten` looks
-_BISECTIONS = 4
-_FINEST_CHUNKS = 32  # a cut found to within 1/256 of the run
+_BISECTIONS = 4  # then the cut to within a 16th of the gap between kept and lost
+_FINEST_CHUNKS = 32  # the smallest chunk: a 32nd of a long stream
 NEMESIS = "nemesis"  # the stream whose rounds are faults
 PHASE = ("scenario", "fault phase seconds")  # the setting `Scenario` reads (see choices.setting)
 
