@@ -94,6 +94,7 @@ class ChoiceSession:
         self._queues: dict[tuple[str, str], deque[_Recorded]] = {}
         self._kinds: dict[tuple[str, str], deque[_Recorded]] = {}
         self._passes: list[list[Choice]] = [[]]
+        self.phase_ended: float | None = None  # when a scenario's fault phase ended (s)
         self._reset_queues()
 
     @property
@@ -169,6 +170,14 @@ def setting(stream: str, reason: str, given: float) -> float:
     Outside a choice session: `given`, untouched, with nothing recorded."""
     made = entropy.choice_session
     return given if made is None else made.setting(stream, reason, given)
+
+
+def phase_ended(seconds: float) -> None:
+    """Note when a scenario's fault phase ended (virtual seconds), for a
+    shrinker: cutting the phase only helps a failure found after it."""
+    made = entropy.choice_session
+    if made is not None and made.phase_ended is None:
+        made.phase_ended = seconds
 
 
 class RecordingStream(Stream):

@@ -12,13 +12,13 @@ it drops a fault (which may move the failure later), after the original's.
 The passes, cheapest per step saved first, repeated while any helps and the
 wall-clock budget lasts:
 
-1. cut a scenario's fault phase (`choices.setting`): its checks run soon
-   after, so a failure found by a check at the end (a history checker) comes
-   as soon as what it needs has happened;
-2. the last fault alone, at its time or sooner: a fault that must land in a
-   narrow window rarely survives dropping the others one by one;
-3. drop the nemesis's rounds (a fault and its details) by halves, then
+1. cut a scenario's fault phase (`choices.setting`), when the failure came
+   after it: its checks run soon after, so a failure found by a check at the
+   end (a history checker) comes as soon as what it needs has happened;
+2. drop the nemesis's rounds (a fault and its details) by halves, then
    quarters, down to one (delta debugging), the waits carried over;
+3. the last fault alone, sooner or at its time: a fault that must land in a
+   narrow window rarely survives dropping the others one by one;
 4. bring each fault sooner (its wait to 0, else the smallest of 1/64, 1/32
    and the sixteenths of it that keeps the failure; a cut phase ends as
    much sooner), then cut again;
@@ -95,7 +95,7 @@ class Shrinker:
         return Shrunk(original, self.best, self.trials, self.clock() - started, self.out_of_time)
 
     def _search(self) -> None:
-        passes = (self._shorten, self._keep_one, self._drop_rounds, self._sooner, self._shorten,
+        passes = (self._shorten, self._drop_rounds, self._keep_one, self._sooner, self._shorten,
                   self._quiet_streams, self._quiet_reasons, self._smaller_numbers,
                   self._delete_chunks, self._quiet_chunks)  # fmt: skip
         improved = True
@@ -111,12 +111,15 @@ class Shrinker:
             self.out_of_time = True
         return self.out_of_time
 
-    def _try(self, candidate: list[Choice], *, fewer_faults: bool = False) -> bool:
+    def _try(
+        self, candidate: list[Choice], *, fewer_faults: bool = False, by: float | None = None
+    ) -> bool:
         """Run `candidate`; adopt what it chose if it is the same failure, simpler.
 
         A trial stops one step after the best run failed: past that it cannot
         be simpler, unless it drops a fault (`fewer_faults`), which may move
-        the failure later: such a trial may run as long as the original."""
+        the failure later: such a trial may run as long as the original, or
+        until virtual time `by` (a fault brought sooner fails sooner)."""
         best = self.best
         assert best is not None
         if self._late():
@@ -125,6 +128,8 @@ class Shrinker:
         cap = self.cap if fewer_faults or not best.steps else best.steps + 1
         if cap is not None and not builds_own_world(self.obj):
             options["max_steps"] = min(cap, options.get("max_steps") or cap)
+            if by is not None:
+                options["max_time"] = min(by, options.get("max_time") or by)
         self.trials += 1
         trial = run_trial(self.obj, self.seed, candidate, options)
         if trial.signature != self.signature or not _size(trial) < _size(best):
@@ -166,6 +171,8 @@ class Shrinker:
         A trial cut at d costs about d: the fractions are few."""
         setting, best = self._setting(), self.best
         if setting is None or best is None or best.virtual_time is None:
+            return False
+        if best.phase_ended is None:  # it failed within the phase: a cut would lose it
             return False
         longest = best.virtual_time
         if isinstance(setting.value, float):
@@ -230,9 +237,23 @@ class Shrinker:
                 candidate = self._only_round(kept, scale)
                 if candidate is None:
                     break
-                if self._try(candidate, fewer_faults=True):
+                if self._try(candidate, fewer_faults=True, by=self._by(kept, scale)):
                     return True
         return False
+
+    def _by(self, kept: int, scale: float) -> float | None:
+        """When a trial of round `kept` alone at `scale` of its time may stop:
+        as long after the fault as the best run failed after it, twice, and a
+        second (None at its own time: the original's budget)."""
+        best = self.best
+        assert best is not None
+        if scale == 1.0 or best.virtual_time is None:
+            return None
+        mine = self._in(NEMESIS)
+        heads = _round_heads(mine)
+        waits = [mine[i].value for i in heads[: kept + 1]]
+        at = sum(wait for wait in waits if isinstance(wait, float))
+        return scale * at + 2 * max(0.0, best.virtual_time - at) + 1.0
 
     def _only_round(self, kept: int, scale: float) -> list[Choice] | None:
         """The best run with the nemesis's round `kept` alone, its wait the time

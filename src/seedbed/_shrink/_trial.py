@@ -33,6 +33,7 @@ class Trial:
     faults: dict[str, Any]
     chosen: list[Choice]
     virtual_time: float | None
+    phase_ended: float | None = None  # a scenario's fault phase, if it ended
 
     @property
     def bucket(self) -> str | None:
@@ -112,7 +113,7 @@ def run_trial(
             raise
         except Exception as exc:  # a failure outside the simulation proper
             error, steps, faults, vt = exc, 0, {}, None
-    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt)
+    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt, made.phase_ended)
 
 
 def _run(

@@ -350,6 +350,7 @@ class _Run:
             await asyncio.wait([node.result for node in clients], timeout=duration)
         else:
             await asyncio.sleep(duration)
+        choices.phase_ended(sim.loop.time())
         if scenario.liveness:
             await self._liveness_phase()
         return {node.name: node.result.result() for node in clients if node.result.done()}
