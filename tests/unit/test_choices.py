@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 
+from tests.unit._ledger import ledger
+
 from seedbed._core import Entropy, Stream, Trace
-from seedbed._core.choices import Choice, session
+from seedbed._core.choices import Choice, session, setting
 
 
 def _draws(stream: Stream) -> tuple[object, ...]:
@@ -96,3 +98,40 @@ def test_a_second_run_in_the_session_replays_from_the_start() -> None:
         again = Entropy(3, Trace()).stream("s").below(5, "which")
     assert first == again == 3
     assert len(made.choices) == 1
+
+
+def test_a_draw_whose_reason_has_no_value_left_takes_one_of_its_kind() -> None:
+    """A crash that moves tears another sector: it still gets the recorded tear."""
+    source = [
+        Choice("disk", "torn /log sector 4", 1, 0),
+        Choice("disk", "torn /log sector 9", 0, 1),
+        Choice("disk", "latency n2", 3, 2),
+    ]
+    with session(source):
+        stream = Entropy(3, Trace()).stream("disk")
+        assert stream.chance(0.5, "torn /log sector 9") is False  # its own value first
+        assert stream.chance(0.5, "torn /log sector 2") is True  # sector 4's, unused
+        assert stream.chance(0.5, "torn /log sector 4") is False  # taken: the default
+        assert stream.below(5, "latency n3") == 0  # a node's name is not a number
+
+
+def test_a_setting_is_the_given_value_unless_a_replay_cuts_it() -> None:
+    assert setting("scenario", "fault phase seconds", 30.0) == 30.0  # no session
+    with session() as made:
+        assert setting("scenario", "fault phase seconds", 30.0) == 30.0
+    assert [(c.stream, c.reason, c.value) for c in made.choices] == [
+        ("scenario", "fault phase seconds", None)  # the quiet default: not cut
+    ]
+    for recorded, used in ((2.5, 2.5), (-1.0, 0.0), (99.0, 30.0), ("soon", 30.0)):
+        with session([Choice("scenario", "fault phase seconds", recorded, 0)]):
+            assert setting("scenario", "fault phase seconds", 30.0) == used
+
+
+def test_recording_a_scenario_changes_nothing_it_runs_or_hashes() -> None:
+    plain, _ = ledger.execute(7, last_events=False)
+    with session() as made:
+        recorded, _ = ledger.execute(7, last_events=False)
+    assert plain is not None and recorded is not None
+    assert (recorded.trace_hash, recorded.steps) == (plain.trace_hash, plain.steps)
+    drawn = {(c.stream, c.reason, c.value) for c in made.choices}
+    assert ("scenario", "fault phase seconds", None) in drawn

@@ -11,16 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.unit import _ledger
 
 from seedbed._cli_explore import explore_options
 from seedbed._shrink._file import read_choices
-from seedbed._shrink._trial import run_trial
+from seedbed._shrink._search import Shrinker
+from seedbed._shrink._trial import asyncio_log_off, run_trial
 from seedbed._target import resolve
 from seedbed.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 COUNTER = "examples.counter:counter"  # its planted bug fails at seed 55
 RACE = "examples.race:main"
+LEDGER = "tests.unit._ledger:ledger"  # fails at seed 0 after 16 crashes, 52 s in
 
 
 def seedbed(*args: str) -> subprocess.CompletedProcess[str]:
@@ -42,11 +45,7 @@ def shrunk_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def test_a_planted_bug_shrinks_to_fewer_faults_and_steps(shrunk_file: tuple[Path, str]) -> None:
     _, printed = shrunk_file
-    line = next(text for text in printed.splitlines() if text.startswith("shrunk in"))
-    faults = line.split("faults ")[1].split(",")[0]
-    steps = line.split("steps ")[1].split(",")[0]
-    before_faults, after_faults = (int(n) for n in faults.split(" -> "))
-    before_steps, after_steps = (int(n) for n in steps.split(" -> "))
+    before_faults, after_faults, before_steps, after_steps = _shrunk_line(printed)
     assert after_faults < before_faults and after_faults <= 2
     assert after_steps < before_steps
     assert "faults, by virtual time:" in printed and "crash server" in printed
@@ -73,6 +72,42 @@ def test_the_shrunk_choices_still_replay_after_a_change_to_the_program(
     assert changed.read_text() != source
     trial = run_trial(resolve(f"{changed}:counter"), 55, saved.choices, {})
     assert saved.failure is not None and trial.bucket == saved.failure["bucket"]
+
+
+def _shrunk_line(printed: str) -> tuple[int, int, int, int]:
+    """(faults before, after, steps before, after) from `seedbed shrink`'s report."""
+    line = next(text for text in printed.splitlines() if text.startswith("shrunk in"))
+    faults = [int(n) for n in line.split("faults ")[1].split(",")[0].split(" -> ")]
+    steps = [int(n) for n in line.split("steps ")[1].split(",")[0].split(" -> ")]
+    return faults[0], faults[1], steps[0], steps[1]
+
+
+def test_a_planted_bug_shrinks_to_one_fault_and_a_tenth_of_the_steps(tmp_path: Path) -> None:
+    out = tmp_path / "ledger.json"
+    done = seedbed("shrink", LEDGER, "--seed", "0", "--out", str(out), "--budget", "120")
+    assert done.returncode == 0, done.stderr[-2000:]
+    faults_before, faults_after, steps_before, steps_after = _shrunk_line(done.stdout)
+    assert faults_before >= 10 and faults_after <= 2, done.stdout
+    assert steps_after * 10 <= steps_before, done.stdout
+    assert "crash writer" in done.stdout and "last 12 events before the failure:" in done.stdout
+    replayed = seedbed("run", LEDGER, "--choices", str(out))
+    assert replayed.returncode == 1, replayed.stderr[-2000:]
+    assert "acknowledged records survive a crash" in replayed.stderr
+    assert f"replay: seedbed run {LEDGER} --choices {out}" in replayed.stderr
+    assert f"steps={steps_after} " in replayed.stdout + replayed.stderr
+
+
+def test_a_shrink_keeps_the_problem_it_was_shown_not_another_of_the_same_claim() -> None:
+    """Cut short, the audited ledger fails the same claim with another problem
+    ("only 3 records written"): a shrink must keep "records lost"."""
+    with asyncio_log_off():
+        shrunk = Shrinker(_ledger.ledger_audited, 1, {}, budget=120).shrink()
+    before, after = shrunk.original, shrunk.best
+    assert after.failure is not None and before.failure is not None
+    assert "records lost" in after.failure["message"], after.failure
+    assert after.steps * 10 <= before.steps and after.fault_count <= 2, (before, after)
+    again = run_trial(_ledger.ledger_audited, 1, after.chosen, {})
+    assert again.signature == after.signature and again.steps == after.steps
 
 
 def _bad_file(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:

@@ -9,10 +9,18 @@ replays after small changes to the program.
 Lenient replay lines choices up per stream *and* per reason: the k-th draw
 with reason R in stream S gets the k-th recorded value for (S, R). So a
 changed program that adds, removes or reorders draws of other reasons still
-gets its own values. When the list has no value left for a draw, or the value
+gets its own values. A draw whose reason has no value left takes the next
+unused one of a reason that differs only in its numbers ("torn /log sector
+4" for "sector 2"): a changed program, or a shrunk run whose file is shorter
+at its crash, still gets the decision of the same kind that was recorded.
+When the list has no value left for a draw, or the value
 is `null` or of the wrong type, the draw gets its quiet default: what a run
 with no pressure would do (no fault, the minimum delay, the first option,
 the identity order, zero bits). A value out of range wraps (modulo).
+
+A *setting* is a choice that is not drawn: a length the run would otherwise
+take as given, which a shrinker may cut (a scenario's fault phase, see
+`setting`). Outside a session it is the given value and leaves no trace.
 
 Cost: only streams created while a `ChoiceSession` is active are of these
 subclasses; every other run uses the plain `Stream`, whose draws are not
@@ -22,6 +30,7 @@ touched (`Entropy.stream` consults the session only when it creates a stream).
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,6 +45,29 @@ if TYPE_CHECKING:
     from seedbed._core.trace import Trace
 
 Value = int | float | str | None
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+")  # not a node's name's digits: n2
+
+
+class _Recorded:
+    """A recorded value, queued under its reason and its reason's kind."""
+
+    __slots__ = ("used", "value")
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+        self.used = False
+
+
+def _kind(reason: str) -> str:
+    return _NUMBER.sub("#", reason)
+
+
+def _next(queue: deque[_Recorded] | None) -> _Recorded | None:
+    while queue:
+        entry = queue.popleft()
+        if not entry.used:
+            return entry
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,8 +91,10 @@ class ChoiceSession:
     def __init__(self, source: Sequence[Choice] | None = None) -> None:
         self._source = list(source) if source is not None else None
         self._owners: dict[str, Entropy] = {}
-        self._queues: dict[tuple[str, str], deque[Value]] = {}
+        self._queues: dict[tuple[str, str], deque[_Recorded]] = {}
+        self._kinds: dict[tuple[str, str], deque[_Recorded]] = {}
         self._passes: list[list[Choice]] = [[]]
+        self.phase_ended: float | None = None  # when a scenario's fault phase ended (s)
         self._reset_queues()
 
     @property
@@ -73,9 +107,11 @@ class ChoiceSession:
         return self._passes[0]
 
     def _reset_queues(self) -> None:
-        self._queues = {}
+        self._queues, self._kinds = {}, {}
         for choice in sorted(self._source or (), key=lambda c: c.order):
-            self._queues.setdefault((choice.stream, choice.reason), deque()).append(choice.value)
+            entry = _Recorded(choice.value)
+            self._queues.setdefault((choice.stream, choice.reason), deque()).append(entry)
+            self._kinds.setdefault((choice.stream, _kind(choice.reason)), deque()).append(entry)
 
     def stream(self, owner: Entropy, name: str, seed: int, trace: Trace) -> Stream:
         """A stream for `owner` that records (and replays) its draws."""
@@ -93,10 +129,27 @@ class ChoiceSession:
         record = self._passes[-1]
         record.append(Choice(stream, reason, value, len(record)))
 
+    def setting(self, stream: str, reason: str, given: float) -> float:
+        """`given`, or (replaying) the recorded value in [0, given]; logged,
+        as None while it is `given` (the quiet default: nothing cut)."""
+        value = given
+        if self.replaying:
+            recorded = _as_float(self.recorded(stream, reason))
+            if recorded is not None:
+                value = min(max(recorded, 0.0), given)
+        self.log(stream, reason, None if value == given else value)
+        return value
+
     def recorded(self, stream: str, reason: str) -> Value:
-        """The next recorded value for (stream, reason), or None (the default)."""
-        queue = self._queues.get((stream, reason))
-        return queue.popleft() if queue else None
+        """The next recorded value for (stream, reason), else for its kind
+        (numbers aside), else None (the default)."""
+        entry = _next(self._queues.get((stream, reason)))
+        if entry is None:
+            entry = _next(self._kinds.get((stream, _kind(reason))))
+        if entry is None:
+            return None
+        entry.used = True
+        return entry.value
 
 
 @contextmanager
@@ -109,6 +162,22 @@ def session(source: Sequence[Choice] | None = None) -> Iterator[ChoiceSession]:
         yield made
     finally:
         entropy.choice_session = previous
+
+
+def setting(stream: str, reason: str, given: float) -> float:
+    """A length the run takes as `given` unless a replayed choice list cuts it
+    (to a value in [0, given]): how a shrinker shortens what no draw decides.
+    Outside a choice session: `given`, untouched, with nothing recorded."""
+    made = entropy.choice_session
+    return given if made is None else made.setting(stream, reason, given)
+
+
+def phase_ended(seconds: float) -> None:
+    """Note when a scenario's fault phase ended (virtual seconds), for a
+    shrinker: cutting the phase only helps a failure found after it."""
+    made = entropy.choice_session
+    if made is not None and made.phase_ended is None:
+        made.phase_ended = seconds
 
 
 class RecordingStream(Stream):

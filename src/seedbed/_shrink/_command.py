@@ -13,7 +13,7 @@ import click
 
 from seedbed._cli_explore import explore_flags, explore_options
 from seedbed._shrink._file import ChoiceFile, read_choices, write_choices
-from seedbed._shrink._search import Shrinker, Shrunk, builds_own_world
+from seedbed._shrink._search import PHASE, Shrinker, Shrunk, builds_own_world
 from seedbed._shrink._story import fault_lines, last_lines, read_events
 from seedbed._shrink._trial import Trial, asyncio_log_off, run_trial
 from seedbed.errors import UsageError
@@ -97,8 +97,9 @@ def _report(target: str, out: str, shrunk: Shrunk, story: tuple[Trial, list[str]
     before, after = shrunk.original, shrunk.best
     replayed, faults, last = story
     stopped = " (budget used up)" if shrunk.out_of_time else ""
+    problems = (after.failure or {}).get("problems")
     lines = [
-        f"failure: {after.bucket}",
+        f"failure: {after.bucket}" + (f" ({problems})" if problems else ""),
         f"shrunk in {shrunk.seconds:.1f}s over {shrunk.trials} runs{stopped}: "
         f"faults {before.fault_count} -> {after.fault_count}, "
         f"steps {before.steps} -> {after.steps}, "
@@ -106,8 +107,11 @@ def _report(target: str, out: str, shrunk: Shrunk, story: tuple[Trial, list[str]
         f"({before.loud} -> {after.loud} away from their default)",
         f"wrote {out}; replay: seedbed run {target} --choices {out}",
     ]
-    if replayed.bucket != after.bucket:
+    if replayed.signature != after.signature:
         lines.append(f"warning: replaying the file ended in {replayed.bucket!r} instead")
+    cut = next((c.value for c in after.chosen if (c.stream, c.reason) == PHASE), None)
+    if isinstance(cut, float):
+        lines.append(f"fault phase cut to {cut:.6f}s: the scenario's checks ran from then on")
     lines.append("faults, by virtual time:" if faults else "faults: none")
     lines.extend(f"  {line}" for line in faults)
     if last:

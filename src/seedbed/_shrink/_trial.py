@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
-from seedbed._sweep._record import error_bucket, first_line, leaf_error
+from seedbed._sweep._record import error_bucket, first_line, leaf_error, mask_numbers
 from seedbed._target import run_target
 from seedbed.errors import UsageError
 
@@ -32,10 +33,19 @@ class Trial:
     faults: dict[str, Any]
     chosen: list[Choice]
     virtual_time: float | None
+    phase_ended: float | None = None  # a scenario's fault phase, if it ended
 
     @property
     def bucket(self) -> str | None:
         return self.failure["bucket"] if self.failure is not None else None
+
+    @property
+    def signature(self) -> tuple[str, str] | None:
+        """What makes two failures the same for a shrinker: the bucket and the
+        problems a broken claim's details name (see `problems_of`)."""
+        if self.failure is None:
+            return None
+        return self.failure["bucket"], self.failure.get("problems", "")
 
     @property
     def fault_count(self) -> int:
@@ -53,7 +63,36 @@ def failure_of(error: BaseException | None) -> dict[str, Any] | None:
         return None
     leaf = leaf_error(error)
     error_type, message = type(leaf).__name__, first_line(leaf)
-    return {"error_type": error_type, "bucket": error_bucket(leaf), "message": message}
+    failure = {"error_type": error_type, "bucket": error_bucket(leaf), "message": message}
+    problems = problems_of(leaf)
+    if problems:
+        failure["problems"] = problems
+    return failure
+
+
+_TEXT_DETAIL = re.compile(r"""\w+=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+_WORDS = 3  # a detail of fewer words ("term 2: noop", "n2") names a thing, not a problem
+
+
+def problems_of(leaf: BaseException) -> str:
+    """The gist of a broken `always` claim's free-text details ("problems=
+    'history not linearizable: ...'"), numbers masked: each sentence up to its
+    first colon. The sweep buckets by the claim alone; a shrinker must not
+    trade the failure a user saw for another the same claim reports ("only 0
+    operations succeeded"). Identifier-like details (node='n2') may change."""
+    claim = getattr(leaf, "assertion", None)
+    message = first_line(leaf)
+    if not isinstance(claim, str) or not message.startswith(claim):
+        return ""
+    gists = []
+    for found in _TEXT_DETAIL.finditer(message[len(claim) :]):
+        for sentence in found.group(1)[1:-1].split("; "):
+            gist = mask_numbers(sentence.split(":")[0].split("\\n")[0].strip())
+            if gist.count(" ") >= _WORDS - 1:
+                gists.append(gist)
+    return "; ".join(gists)
 
 
 def run_trial(
@@ -74,7 +113,7 @@ def run_trial(
             raise
         except Exception as exc:  # a failure outside the simulation proper
             error, steps, faults, vt = exc, 0, {}, None
-    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt)
+    return Trial(failure_of(error), steps, dict(faults), list(made.choices), vt, made.phase_ended)
 
 
 def _run(

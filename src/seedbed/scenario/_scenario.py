@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seedbed._core import Entropy, Trace
+from seedbed._core import Entropy, Trace, choices
 from seedbed._core.validate import check_positive_int, check_seconds
 from seedbed.aio._state import LoopConfig
 from seedbed.errors import (
@@ -344,10 +344,13 @@ class _Run:
         self.oracles.check_invariants()  # the world as setup built it
         if self.nemesis is not None:
             self.nemesis.start()
+        # A shrinker replaying choices may end the fault phase sooner (see `choices.setting`).
+        duration = choices.setting("scenario", "fault phase seconds", scenario.duration)
         if clients:
-            await asyncio.wait([node.result for node in clients], timeout=scenario.duration)
+            await asyncio.wait([node.result for node in clients], timeout=duration)
         else:
-            await asyncio.sleep(scenario.duration)
+            await asyncio.sleep(duration)
+        choices.phase_ended(sim.loop.time())
         if scenario.liveness:
             await self._liveness_phase()
         return {node.name: node.result.result() for node in clients if node.result.done()}
