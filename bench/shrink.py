@@ -30,9 +30,9 @@ from seedbed._target import resolve
 SEEDS = {
     "examples.kvstore.scenarios:bug_ack_before_fsync": 5,
     "examples.kvstore.scenarios:bug_follower_reads": 0,
-    "examples.kvstore.scenarios:bug_forget_vote": 7,
-    "examples.kvstore.scenarios:bug_commit_without_quorum": 1,
-    "examples.kvstore.scenarios:bug_trust_without_checksum": 1,
+    "examples.kvstore.scenarios:bug_forget_vote": 6,
+    "examples.kvstore.scenarios:bug_commit_without_quorum": 11,
+    "examples.kvstore.scenarios:bug_trust_without_checksum": 18,
     "examples.kvstore.scenarios:bug_skip_read_validation": 0,
     "examples.counter:counter": 55,
 }

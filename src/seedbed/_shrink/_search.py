@@ -3,7 +3,7 @@
 The same failure is the sweep's bucket (the error type and first line of the
 message with numbers masked) and, for a broken claim, the problems its
 details name (`Trial.signature`): "history not linearizable" is not traded
-for "only 0 operations succeeded". A candidate list of choices is kept when
+for "transactions not strictly serializable". A candidate list of choices is kept when
 its run fails so and is simpler: fewer faults, then fewer steps, then fewer
 choices away from their quiet default, then fewer choices. A trial stops one
 step after the best run's failure (past it, it cannot be simpler), or, when

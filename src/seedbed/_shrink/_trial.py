@@ -80,8 +80,8 @@ def problems_of(leaf: BaseException) -> str:
     """The gist of a broken `always` claim's free-text details ("problems=
     'history not linearizable: ...'"), numbers masked: each sentence up to its
     first colon. The sweep buckets by the claim alone; a shrinker must not
-    trade the failure a user saw for another the same claim reports ("only 0
-    operations succeeded"). Identifier-like details (node='n2') may change."""
+    trade the failure a user saw for another the same claim reports ("transactions
+    not strictly serializable"). Identifier-like details (node='n2') may change."""
     claim = getattr(leaf, "assertion", None)
     message = first_line(leaf)
     if not isinstance(claim, str) or not message.startswith(claim):
