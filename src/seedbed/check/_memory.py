@@ -6,12 +6,16 @@ clock runs out. The bound is the operating system's: the process's address
 space is capped (`RLIMIT_AS`), so an allocation past it raises
 `MemoryError`, which the command turns into an *unknown* verdict (exit 3)
 for that file, then goes on with the next. Linux and other systems that
-enforce `RLIMIT_AS`; elsewhere the option is refused.
+enforce `RLIMIT_AS`; elsewhere the option is refused. So is it on CPython
+3.13.0-3.13.7: an allocation that fails while an exception unwinds makes
+that interpreter retry it for ever (CPython gh-134163, fixed in 3.13.8),
+and a check that hangs at 100% CPU is worse than one that is refused.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from seedbed.errors import UsageError
 
@@ -34,6 +38,11 @@ def limit_memory(max_mb: int) -> None:
         import resource
     except ImportError:  # not a Unix
         raise UsageError("--max-memory needs a Unix system (RLIMIT_AS)") from None
+    if (3, 13) <= sys.version_info < (3, 13, 8):
+        raise UsageError(
+            "--max-memory: this CPython can hang at the limit instead of raising MemoryError "
+            "(CPython gh-134163, fixed in 3.13.8); use Python 3.11, 3.12 or 3.13.8+"
+        )
     in_use = address_space_mb()
     if max_mb <= in_use:
         raise UsageError(
