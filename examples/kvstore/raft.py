@@ -293,12 +293,18 @@ class Replica:
         grant = (
             proposed > self.term
             and not self._leader_heard()
-            and not self.damaged
-            and proposed > self.vote_floor
+            and self._would_vote(proposed, message)
+        )
+        self._send(message["from"], "prevote_reply", granted=grant, proposed=proposed)
+
+    def _would_vote(self, term: int, message: dict[str, Any]) -> bool:
+        """Raft's vote rule plus this store's damage rules, for a vote or a pre-vote in `term`."""
+        return (
+            not self.damaged
+            and term > self.vote_floor
             and self.log.up_to_date(message["last_index"], message["last_term"])
             and (message["last_term"], message["last_index"]) >= self.bound
         )
-        self._send(message["from"], "prevote_reply", granted=grant, proposed=proposed)
 
     def _leader_heard(self) -> bool:
         """Leader stickiness: a leader spoke within the minimum election timeout."""
@@ -339,10 +345,7 @@ class Replica:
         grant = (
             message["term"] == self.term
             and self.vote in (None, candidate)
-            and not self.damaged
-            and self.term > self.vote_floor
-            and self.log.up_to_date(message["last_index"], message["last_term"])
-            and (message["last_term"], message["last_index"]) >= self.bound
+            and self._would_vote(self.term, message)
         )
         if grant:
             self.vote = candidate
