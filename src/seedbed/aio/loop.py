@@ -39,7 +39,7 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
-from seedbed._core import Entropy, Trace, VirtualClock
+from seedbed._core import Entropy, Trace, VirtualClock, contract
 from seedbed._core.trace import MASK, PRIME
 from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _blocking, _breakpoint, _collect, _interpose
@@ -55,6 +55,7 @@ from seedbed.errors import (
     RunContext,
     SimulationEscape,
     SimulationFailure,
+    SimulatorBug,
     UsageError,
 )
 
@@ -160,9 +161,11 @@ class SeedbedLoop(TaskWatch):
         )
         st.running = True
         asyncio.events._set_running_loop(self)
+        contract.set_reporter(self._report_bug)
         try:
             self._drive()
         finally:
+            contract.set_reporter(None)
             try:  # inside the run still: its finalizers and its randomness count
                 collector.collect()
                 st.trace.emit("unseed", "random module", unseed_draw())
@@ -474,6 +477,11 @@ class SeedbedLoop(TaskWatch):
         self.call_exception_handler(
             {"message": f"Exception in callback {handle!r}", "exception": exc, "handle": handle}
         )
+
+    def _report_bug(self, bug: SimulatorBug) -> SimulatorBug:
+        """A broken simulator contract (`_core.contract`) fails this run, stamped."""
+        self._record_failure(bug)
+        return bug
 
     def _record_failure(self, failure: SimulationFailure) -> None:
         """Keep the first failure; the run stops at the end of this iteration."""
