@@ -141,6 +141,19 @@ def test_a_pragma_in_a_string_is_not_a_pragma() -> None:
 # -- sets ------------------------------------------------------------------------
 
 
+def test_hash_and_id_as_keys_or_in_repr_are_fine_as_data_they_are_not() -> None:
+    source = (
+        "class A:\n"
+        "    def __hash__(self): return hash((1, 2)) ^ 3\n"
+        "    def __repr__(self): return f'<A at {id(self):#x}>'\n"
+        "def f(xs):\n"
+        "    seen = {id(x): x for x in xs}\n"
+        "    key = (hash(tuple(xs)), 1)\n"
+        "    return seen, key, hash(xs[0]) & 7, print(id(xs))\n"
+    )
+    assert [(f.line, f.code) for f in lint_source(source)] == [(7, "SB402"), (7, "SB403")]
+
+
 def test_sets_of_ints_and_tasks_iterate_the_same_everywhere() -> None:
     source = (
         "import asyncio\n"
@@ -158,6 +171,8 @@ def test_order_free_consumers_of_a_set_are_fine() -> None:
         "def f(names):\n"
         "    s = set(names)\n"
         "    return sorted(s), len(s), min(s), any(x for x in s), set(x for x in s), 'a' in s\n"
+        "def g(fds: set[str]):\n"
+        "    return tuple(sorted(map(int, fds))), sorted([x for x in fds]), {y for y in list(fds)}"
     )
     assert lint_source(source) == []
 

@@ -58,7 +58,11 @@ _ORDERED = frozenset(
     f"builtins.{name}" for name in ("list", "tuple", "enumerate", "zip", "iter", "map", "filter",
                                     "next", "reversed")
 )  # fmt: skip
-_ID_AS_DATA = frozenset({"builtins.str", "builtins.repr", "builtins.hex", "builtins.format",
+# Consumers that pass their argument's order on to their own consumer.
+_KEEPS_ORDER = frozenset(
+    f"builtins.{name}" for name in ("list", "tuple", "iter", "map", "filter", "reversed")
+)
+_AS_DATA = frozenset({"builtins.str", "builtins.repr", "builtins.hex", "builtins.format",
                          "builtins.print"})  # fmt: skip
 _ORDERING_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
@@ -172,11 +176,9 @@ class Checker(ast.NodeVisitor):
         elif self._import_time and name in cat.ENTROPY:
             self._report(node, "SB102", f"{name}() is drawn once, at import time")
         elif name == "builtins.hash" and "__hash__" not in self._functions:
-            # `hash(x)` as a statement only asks whether x is hashable.
-            if node not in self._reported and not isinstance(self._parents.get(node), ast.Expr):
-                self._report(node, "SB402", "hash() depends on PYTHONHASHSEED or on addresses")
-        elif name == "builtins.id":
-            self._id_value(node)
+            self._hash_or_id_value(node, "hash()", "SB402")
+        elif name == "builtins.id" and not {"__repr__", "__str__"} & set(self._functions[-1:]):
+            self._hash_or_id_value(node, "id()", "SB403")
 
     def _generator(self, node: ast.Call, name: str) -> None:
         if name in cat.UNSEEDABLE or _unseeded(node):
@@ -212,22 +214,23 @@ class Checker(ast.NodeVisitor):
                     )  # one finding, not one more per inner call
                     break
 
-    def _id_value(self, node: ast.Call) -> None:
+    def _hash_or_id_value(self, node: ast.Call, what: str, code: str) -> None:
+        """A hash or an address ordered, computed with or formatted (a dict key is fine)."""
         if node in self._reported:
             return
         parent = self._parents.get(node)
         if isinstance(parent, ast.Compare) and any(
             isinstance(o, _ORDERING_OPS) for o in parent.ops
         ):
-            self._report(node, "SB401", "id() compared for order")
+            self._report(node, "SB401", f"{what} compared for order")
         elif isinstance(parent, ast.BinOp | ast.FormattedValue):
-            self._report(node, "SB403", "id() used as a number or formatted")
+            self._report(node, code, f"{what} used as a number or formatted")
         elif (
             isinstance(parent, ast.Call)
             and node in parent.args
-            and self._names.qualname(parent.func) in _ID_AS_DATA
+            and self._names.qualname(parent.func) in _AS_DATA
         ):
-            self._report(node, "SB403", "id() used as data")
+            self._report(node, code, f"{what} used as data")
 
     # -- references that are not calls ------------------------------------------
 
@@ -279,16 +282,34 @@ class Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.DictComp) -> None:
-        parent = self._parents.get(node)
-        order_free = (
-            isinstance(node, ast.GeneratorExp)
-            and isinstance(parent, ast.Call)
-            and self._names.qualname(parent.func) in _ORDER_FREE
-        )
-        if not order_free:
+        if not self._order_free(node):
             for generator in node.generators:
                 self._set_iteration(generator.iter, "a comprehension over")
         self.generic_visit(node)
+
+    def _order_free(self, node: ast.expr) -> bool:
+        """Is what `node` yields consumed in no particular order (`sorted(map(f, s))`)?
+
+        Climbs through consumers that keep the order (`map`, `filter`, `list`,
+        comprehensions) to one that drops it (`sorted`, `set`, `len`, `any`...).
+        """
+        while True:
+            parent = self._parents.get(node)
+            if isinstance(parent, ast.comprehension):
+                parent = self._parents.get(parent)
+                if isinstance(parent, ast.SetComp):
+                    return True
+                if not isinstance(parent, ast.ListComp | ast.GeneratorExp):
+                    return False
+            elif isinstance(parent, ast.Call) and node in parent.args:
+                name = self._names.qualname(parent.func)
+                if name in _ORDER_FREE:
+                    return True
+                if name not in _KEEPS_ORDER:
+                    return False
+            else:
+                return False
+            node = parent
 
     def visit_ListComp(self, node: ast.ListComp) -> None:
         self._comprehension(node)
@@ -306,9 +327,13 @@ class Checker(ast.NodeVisitor):
     def _set_consumer(self, node: ast.Call, name: str | None) -> None:
         """`list(s)`, `", ".join(s)`, `s.pop()`: each keeps (or picks by) hash order."""
         func = node.func
-        if name in _ORDERED or name == "builtins.dict.fromkeys":
+        if self._order_free(node):
+            return
+        if name in _ORDERED:
             for arg in node.args:
                 self._set_iteration(arg, f"{name.removeprefix('builtins.')}() of")
+        elif _is_dict_fromkeys(func) and node.args:
+            self._set_iteration(node.args[0], "dict.fromkeys() of")
         elif isinstance(func, ast.Attribute) and func.attr == "join" and len(node.args) == 1:
             self._set_iteration(node.args[0], "join() of")
         elif (
@@ -334,6 +359,15 @@ _ESCAPE_WORDS = {
     "SB304": "blocks in real time",
     "SB305": "waits in real time",
 }
+
+
+def _is_dict_fromkeys(func: ast.expr) -> bool:
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "fromkeys"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "dict"
+    )
 
 
 def _reads_clock(node: ast.Call, name: str) -> bool:

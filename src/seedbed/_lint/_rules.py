@@ -121,7 +121,7 @@ _TABLE = (
     ),
     Rule(
         "SB402",
-        "a value of hash()",
+        "a value of hash() computed with or formatted",
         "the hash of a string or bytes changes with PYTHONHASHSEED, and an object "
         "without `__hash__` hashes by address: shard choices, keys or output built "
         "from it differ between processes",
@@ -129,7 +129,7 @@ _TABLE = (
     ),
     Rule(
         "SB403",
-        "a value of id() used as data",
+        "a value of id() computed with, formatted or printed",
         "`id()` is a memory address: printed, formatted or computed with, it differs "
         "between processes and runs",
         "use a value of the object's own (a name, a counter); `id()` is fine as a dict key",

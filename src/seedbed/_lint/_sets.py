@@ -28,7 +28,9 @@ from seedbed._lint._names import Names
 Kind = Literal["safe", "risky"]
 
 _SET_TYPES = frozenset({"set", "frozenset", "Set", "AbstractSet", "MutableSet", "FrozenSet"})
-_SAFE_TYPES = frozenset({"int", "float", "bool", "complex", "None", "Task", "Future"})
+# Not Future: seedbed's tasks hash by creation number, but futures from
+# `loop.create_future()` hash by address (see `seedbed.aio._ordering`).
+_SAFE_TYPES = frozenset({"int", "float", "bool", "complex", "None", "Task"})
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
 _SET_OPS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _TASK_MAKERS = frozenset({"create_task", "ensure_future"})
@@ -110,7 +112,25 @@ class SetTypes:
             return "safe"
         if isinstance(node, ast.List | ast.Tuple):
             return _all(self._element(e, scopes, depth) for e in node.elts)
+        annotation = self._annotation(node, scopes, cls)
+        if annotation is not None:  # `set(self._tasks)`, `self._tasks: list[Task[Any]]`
+            return _container_kind(annotation)
         return self._kind(node, scopes, cls, depth + 1) or "risky"
+
+    def _annotation(
+        self, node: ast.expr, scopes: list[Scope], cls: ast.ClassDef | None
+    ) -> ast.expr | None:
+        """The declared type of a name or `self.attribute`, if it has one."""
+        bound: _Bindings | None = None
+        if isinstance(node, ast.Name):
+            for scope in reversed(scopes):
+                bound = self._scope(scope).get(node.id)
+                if bound is not None:
+                    break
+        elif _is_self_attribute(node) and cls is not None:
+            assert isinstance(node, ast.Attribute)
+            bound = self._class(cls).get(node.attr)
+        return bound.annotation if bound is not None else None
 
     def _name(
         self, name: str, scopes: list[Scope], cls: ast.ClassDef | None, depth: int
@@ -146,11 +166,7 @@ class SetTypes:
 
     def _annotated(self, annotation: ast.expr) -> Kind | None:
         """`set[int]` is safe, `set[str]` risky, `list[str]` not a set."""
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return None
+        annotation = _parsed(annotation)
         if isinstance(annotation, ast.Subscript):
             if _last_name(annotation.value) not in _SET_TYPES:
                 return None
@@ -210,8 +226,32 @@ def _last_name(node: ast.expr) -> str | None:
     return None
 
 
+def _container_kind(annotation: ast.expr) -> Kind:
+    """What iterating a value of this declared type yields: `list[int]` safe elements."""
+    annotation = _parsed(annotation)
+    if not isinstance(annotation, ast.Subscript):
+        return "risky"
+    if _last_name(annotation.value) == "tuple":
+        return "safe" if _safe_type(annotation) else "risky"
+    first = (
+        annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) else annotation.slice
+    )
+    return "safe" if _safe_type(first) else "risky"
+
+
+def _parsed(node: ast.expr) -> ast.expr:
+    """A string annotation (`"asyncio.Task[Any]"`) as the expression it spells."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return node
+    return node
+
+
 def _safe_type(node: ast.expr) -> bool:
     """An element type whose hash does not depend on the process."""
+    node = _parsed(node)
     if isinstance(node, ast.Subscript):  # Task[None], tuple[int, int]
         if _last_name(node.value) == "tuple":
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -290,6 +330,10 @@ def _bind(node: ast.AST, get: _Getter, scope: Scope) -> None:
         _unknown_targets(node.target, get)
     elif isinstance(node, ast.withitem) and node.optional_vars is not None:
         _unknown_targets(node.optional_vars, get)
+    elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        get(node.name).values.append(None)  # a capture pattern: not known to be a set
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        get(node.rest).values.append(None)
     elif isinstance(node, ast.Global | ast.Nonlocal):
         for name in node.names:  # bound elsewhere: unknown here
             get(name).values.append(None)

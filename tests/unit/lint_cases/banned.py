@@ -167,6 +167,8 @@ def sets(names):
         print(y)
     print(*seen)  # expect: SB411
     seen.pop()  # expect: SB411
+    index = dict.fromkeys(seen)  # expect: SB411
+    lengths = list(map(len, keys))  # expect: SB411
     return out, joined, first
 
 
