@@ -223,6 +223,13 @@ def test_the_command_exits_one_with_a_line_per_finding(tmp_path: Path) -> None:
     ]
 
 
+def test_a_symlink_back_up_the_tree_is_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "ok.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path)
+    assert _lint(str(tmp_path)) == (0, "no findings in 1 file\n", "")
+
+
 def test_json_output_is_one_object_with_the_findings(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import random\nR = random.Random()\n")

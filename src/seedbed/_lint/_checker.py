@@ -62,8 +62,8 @@ _ORDERED = frozenset(
 _KEEPS_ORDER = frozenset(
     f"builtins.{name}" for name in ("list", "tuple", "iter", "map", "filter", "reversed")
 )
-_AS_DATA = frozenset({"builtins.str", "builtins.repr", "builtins.hex", "builtins.format",
-                         "builtins.print"})  # fmt: skip
+# Calls that turn a hash or an address into output.
+_AS_DATA = frozenset(f"builtins.{name}" for name in ("str", "repr", "hex", "format", "print"))
 _ORDERING_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 

@@ -89,9 +89,15 @@ def python_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def _walk(root: Path) -> list[Path]:
+    """The `*.py` files under `root`, sorted; symlinked directories are not followed
+    (a link back up would never end)."""
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as exc:
+        raise LintError(f"{root}: cannot list it ({exc.strerror}); fix its permissions") from None
     files: list[Path] = []
-    for path in sorted(root.iterdir()):
-        if path.is_dir():
+    for path in entries:
+        if path.is_dir() and not path.is_symlink():
             if not path.name.startswith(".") and path.name not in _SKIPPED_DIRS:
                 files.extend(_walk(path))
         elif path.suffix == ".py" and path.is_file():
