@@ -61,6 +61,9 @@ ENTROPY: frozenset[str] = frozenset(
     + ["os.urandom", "os.getrandom", "uuid.uuid1", "uuid.uuid4", "os.getpid", "os.getppid"]
 )
 
+#: Decorators that keep a function's result for the life of the process (SB104).
+CACHES = frozenset({"functools.cache", "functools.lru_cache"})
+
 #: Generators of the standard library: seeded by their first argument.
 SEEDABLE = frozenset({"random.Random"})
 #: Generators that cannot be seeded at all (SB201 wherever they are made).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from seedbed._lint import _catalog as cat
 from seedbed._lint._names import Names
 from seedbed._lint._rules import RULES
-from seedbed._lint._sets import Scope, SetTypes
+from seedbed._lint._sets import Scope, SetTypes, own_nodes
 
 
 @dataclass(frozen=True, order=True)
@@ -82,14 +82,18 @@ class Checker(ast.NodeVisitor):
         self._scopes: list[Scope] = [tree]
         self._classes: list[ast.ClassDef | None] = [None]
         self._functions: list[str] = []
+        self._cached = False  # inside the body of a functools.cache'd function
+        self._local_reads = _local_reads(tree, self._names)
         self._reported: set[ast.AST] = set()  # membership only, never iterated
 
     # -- context: when does this code run? -------------------------------------
 
     @contextmanager
-    def _runtime(self, scope: Scope | None, name: str | None) -> Iterator[None]:
-        saved = self._import_time
-        self._import_time = False
+    def _runtime(
+        self, scope: Scope | None, name: str | None, cached: bool = False
+    ) -> Iterator[None]:
+        saved, saved_cached = self._import_time, self._cached
+        self._import_time, self._cached = False, cached
         if scope is not None:
             self._scopes.append(scope)
         if name is not None:
@@ -97,7 +101,7 @@ class Checker(ast.NodeVisitor):
         try:
             yield
         finally:
-            self._import_time = saved
+            self._import_time, self._cached = saved, saved_cached
             if scope is not None:
                 self._scopes.pop()
             if name is not None:
@@ -111,8 +115,14 @@ class Checker(ast.NodeVisitor):
         # Decorators, defaults and annotations run where the `def` does.
         self._visit_all(node.decorator_list)
         self._arguments(node.args)
-        with self._runtime(node, node.name):
+        cached = any(self._is_cache(d) for d in node.decorator_list)
+        with self._runtime(node, node.name, cached):
             self._visit_all(node.body)
+
+    def _is_cache(self, decorator: ast.expr) -> bool:
+        """`@functools.cache`, `@lru_cache(maxsize=...)`: the result outlives a run."""
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self._names.qualname(func) in cat.CACHES
 
     def _arguments(self, args: ast.arguments) -> None:
         self._visit_all(args.defaults)
@@ -159,6 +169,8 @@ class Checker(ast.NodeVisitor):
         name = self._names.qualname(node.func)
         if name is not None:
             self._named_call(node, name)
+        elif self._import_time and isinstance(node.func, ast.Name):
+            self._local_call(node, node.func.id)
         self._key_argument(node)
         self._set_consumer(node, name)
         self.generic_visit(node)
@@ -175,10 +187,20 @@ class Checker(ast.NodeVisitor):
             self._report(node, "SB101", f"{name}() is read once, at import time")
         elif self._import_time and name in cat.ENTROPY:
             self._report(node, "SB102", f"{name}() is drawn once, at import time")
+        elif self._cached and (_reads_clock(node, name) or name in cat.ENTROPY):
+            self._report(node, "SB104", f"{name}() in a cached function: the first value is kept")
         elif name == "builtins.hash" and "__hash__" not in self._functions:
             self._hash_or_id_value(node, "hash()", "SB402")
         elif name == "builtins.id" and not {"__repr__", "__str__"} & set(self._functions[-1:]):
             self._hash_or_id_value(node, "id()", "SB403")
+
+    def _local_call(self, node: ast.Call, name: str) -> None:
+        """`TIMER = make_timer()`: a function of this module that reads the clock, run
+        at import time (what it returns may hold the value in a closure)."""
+        read = self._local_reads.get(name)
+        if read is not None:
+            what, code = read
+            self._report(node, code, f"{name}() reads {what}() when it runs, here at import time")
 
     def _generator(self, node: ast.Call, name: str) -> None:
         if name in cat.UNSEEDABLE or _unseeded(node):
@@ -359,6 +381,26 @@ _ESCAPE_WORDS = {
     "SB304": "blocks in real time",
     "SB305": "waits in real time",
 }
+
+
+def _local_reads(tree: ast.Module, names: Names) -> dict[str, tuple[str, str]]:
+    """Module-level functions whose own body reads a clock (SB101) or entropy (SB102):
+    name -> (the first function read, in source order, and its rule)."""
+    reads: dict[str, tuple[str, str]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef):  # calling an async def runs nothing
+            continue
+        found = [
+            (node.lineno, node.col_offset, name)
+            for node in own_nodes(stmt)
+            if isinstance(node, ast.Call)
+            and (name := names.qualname(node.func)) is not None
+            and (_reads_clock(node, name) or name in cat.ENTROPY)
+        ]
+        if found:
+            name = min(found)[2]
+            reads[stmt.name] = (name, "SB102" if name in cat.ENTROPY else "SB101")
+    return reads
 
 
 def _is_dict_fromkeys(func: ast.expr) -> bool:

@@ -53,6 +53,13 @@ _TABLE = (
         "module function (`time.time`) in a plain variable",
     ),
     Rule(
+        "SB104",
+        "a clock or entropy read in a cached function",
+        "`functools.cache` keeps the first value for the life of the process: every later "
+        "run (the next seed of a sweep's worker) sees the first run's time or draw",
+        "do not cache it, or cache only what does not depend on the clock or the seed",
+    ),
+    Rule(
         "SB201",
         "a random generator without a seed",
         "outside a run it is seeded from OS entropy, and generators are usually made in "

@@ -282,7 +282,7 @@ def _is_self_attribute(node: ast.expr) -> bool:
     )
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+def own_nodes(scope: ast.AST) -> list[ast.AST]:
     """The nodes of one scope, not those of the functions and classes inside it."""
     out: list[ast.AST] = []
     todo = list(ast.iter_child_nodes(scope))
@@ -308,7 +308,7 @@ def _scope_bindings(scope: Scope) -> dict[str, _Bindings]:
                 get(arg.arg).values.append(None)
                 if arg.annotation is not None and arg is not args.vararg and arg is not args.kwarg:
                     get(arg.arg).annotation = arg.annotation
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         _bind(node, get, scope)
     return bound
 
@@ -374,7 +374,7 @@ def _class_bindings(cls: ast.ClassDef) -> dict[str, _Bindings]:
             get(stmt.target.id).annotation = stmt.annotation
     methods = [n for n in ast.walk(cls) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     for method in methods:
-        for node in _own_nodes(method):
+        for node in own_nodes(method):
             _bind_attribute(node, get, method)
     return bound
 

@@ -87,6 +87,34 @@ def stamp(clock=DateTime.now):  # expect: SB103
     return clock()
 
 
+# -- SB101, SB102: a function of this module that reads them, run at import time
+def make_timer():
+    started = time.monotonic()
+    return lambda: time.monotonic() - started
+
+
+def make_id():
+    return uuid.uuid4().hex
+
+
+TIMER = make_timer()  # expect: SB101
+INSTANCE = make_id()  # expect: SB102
+
+
+# -- SB104: a clock or entropy read in a cached function -------------------------
+@functools.cache
+def boot_time():
+    return time.time()  # expect: SB104
+
+
+@functools.lru_cache(maxsize=1)
+def instance_token():
+    def inner():
+        return secrets.token_hex(4)  # runs when inner is called, not cached
+
+    return inner, random.random()  # expect: SB104
+
+
 # -- SB201: a generator without a seed --------------------------------------------
 _rng = random.Random()  # expect: SB201
 _sys = SystemRandom()  # expect: SB201

@@ -8,6 +8,7 @@ hash by creation number; executors run inline on seedbed's loop.
 
 import asyncio
 import datetime
+import functools
 import random
 import threading
 import time
@@ -97,6 +98,28 @@ async def main(names: list[str]):
     for i in ids:
         print(i)
     return start, today, now_fn, token, jitter, rng, ordered, count, found, some, total, by_id
+
+
+def make_timer():
+    started = time.monotonic()
+    return lambda: time.monotonic() - started
+
+
+async def make_async_timer():
+    return time.monotonic()
+
+
+@functools.cache
+def parse_port(text: str) -> int:  # cached, but reads no clock
+    return int(text)
+
+
+def run_later():
+    return make_timer()  # inside a function: the factory runs inside the run
+
+
+ASYNC_TIMER = make_async_timer  # a reference, not a call
+PORT = parse_port("8080")
 
 
 def is_ready(event: threading.Event) -> bool:
