@@ -77,7 +77,9 @@ class LocalGroup:
         command = [sys.executable, "-m", "examples.kvstore", "serve", "--id", name]
         command += ["--peers", self.spec, "--data", str(self.data / name)]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
-        self.processes[name] = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log, env=env)
+        self.processes[name] = subprocess.Popen(  # seedbed: allow real replicas, never simulated
+            command, cwd=ROOT, stdout=log, stderr=log, env=env
+        )
         log.close()  # the child has its own copy
 
     def kill(self, name: str) -> None:
@@ -122,12 +124,12 @@ class LocalGroup:
                 since_start = (self.data / f"{name}.log").read_bytes()[self.log_start[name] :]
                 if b"listening on" in since_start:
                     waiting.discard(name)
-            time.sleep(0.05)
+            time.sleep(0.05)  # seedbed: allow polls real processes, outside any simulation
         return not waiting
 
 
 def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
+    sockets = [socket.socket() for _ in range(count)]  # seedbed: allow real ports for real replicas
     for sock in sockets:
         sock.bind(("127.0.0.1", 0))
     ports = [sock.getsockname()[1] for sock in sockets]

@@ -350,11 +350,13 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
 
 
 def _register_commands() -> None:
+    from seedbed._lint._command import lint
     from seedbed._report._command import report
     from seedbed._shrink._command import shrink
     from seedbed.check._cli import check_history
 
     cli.add_command(check_history)
+    cli.add_command(lint)
     cli.add_command(report)
     cli.add_command(shrink)
 
