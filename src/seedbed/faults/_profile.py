@@ -21,6 +21,7 @@ from typing import Any
 
 from seedbed._core import Entropy, Stream
 from seedbed._core.contract import require
+from seedbed._core.floats import ordered_sum
 from seedbed._core.validate import check_bool, check_positive_int, check_probability, check_seconds
 from seedbed.errors import UsageError
 from seedbed.faults._classes import FAULT_CLASSES, PROBABILITY_SUFFIX, RATE_SUFFIX, FaultClass
@@ -93,8 +94,12 @@ class FaultProfile:
 
     @property
     def total_rate(self) -> float:
-        """World fault events per virtual second, all classes together."""
-        return float(sum(getattr(self, name) for name in RATE_FIELDS))
+        """World fault events per virtual second, all classes together.
+
+        Added left to right (`ordered_sum`), not with `sum()`, whose result
+        for floats changed in CPython 3.12: the nemesis draws with it.
+        """
+        return ordered_sum(float(getattr(self, name)) for name in RATE_FIELDS)
 
     def rates(self) -> list[tuple[str, float]]:
         """The fault classes that are on, with their rates, in a fixed order."""
