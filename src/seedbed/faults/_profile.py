@@ -9,7 +9,9 @@ Swarm testing (Groce et al., 2012): one fixed mix of every fault tends to
 mask the bugs a single fault class would expose (constant crashes never let
 a partition bite), so `faults="swarm"` draws a profile per seed: each fault
 class is on with probability one half, at a rate drawn log-uniformly from
-its range. Twenty seeds give twenty different mixes.
+its range (the fault-class table, `_classes`). Twenty seeds give twenty
+different mixes. Each class draws from its own stream, so a class added to
+the table leaves every existing seed's profile as it was.
 """
 
 from __future__ import annotations
