@@ -9,9 +9,12 @@ import pytest
 from tests.unit import _scenarios
 
 import seedbed
-from seedbed import FaultProfile, Scenario, Simulation, UsageError
-from seedbed.faults import draw_swarm
-from seedbed.faults._profile import RATE_FIELDS
+from seedbed import FaultProfile, Scenario, Simulation, SimulatorBug, UsageError
+from seedbed._core import Entropy, Trace
+from seedbed.faults import Nemesis, draw_swarm
+from seedbed.faults._classes import FAULT_CLASSES, FaultClass, check_table
+from seedbed.faults._episodes import Episode
+from seedbed.faults._profile import RATE_FIELDS, swarm_settings
 
 
 def test_no_profile_fields_means_no_faults() -> None:
@@ -37,11 +40,9 @@ def test_a_bad_setting_is_refused_on_construction(settings: dict[str, Any], mess
 
 
 def test_swarm_turns_each_class_on_about_half_the_time() -> None:
-    from seedbed._core import Entropy, Trace
-
     on = dict.fromkeys(RATE_FIELDS, 0)
     for seed in range(200):
-        profile = draw_swarm(Entropy(seed, Trace()).stream("swarm"))
+        profile = draw_swarm(Entropy(seed, Trace()))
         for name in RATE_FIELDS:
             on[name] += getattr(profile, name) > 0
     assert all(70 < count < 130 for count in on.values()), on
@@ -131,8 +132,8 @@ def test_the_liveness_phase_ends_every_fault_in_progress() -> None:
 
     def healed() -> bool:
         sim = seen["sim"]
-        links = sim.network._fabric.links._links.values()
-        return all(node.up for node in sim.nodes.all()) and all(link.state == 0 for link in links)
+        links_open = all(link.state == "open" for link in sim.links())
+        return links_open and all(node.up for node in sim.nodes.all())
 
     profile = FaultProfile(crash_per_second=1.0, partition_per_second=2.0, clog_per_second=2.0,
                            downtime_mean=1000.0, fault_duration_mean=1000.0)  # fmt: skip
@@ -140,3 +141,161 @@ def test_the_liveness_phase_ends_every_fault_in_progress() -> None:
                         liveness_timeout=0.001)  # fmt: skip
     result = scenario.run(seed=5)
     assert result.faults["partition"]["injected"] >= 2  # none would have ended by itself
+
+
+# -- the fault-class table and swarm's streams ----------------------------------
+
+
+def test_every_profile_rate_and_probability_is_one_entry_of_the_table() -> None:
+    from dataclasses import fields
+
+    suffixes = ("_per_second", "_probability")
+    declared = [f.name for f in fields(FaultProfile) if f.name.endswith(suffixes)]
+    assert declared == [fault.field for fault in FAULT_CLASSES]  # the table's order, too
+    assert list(RATE_FIELDS) == [fault.field for fault in FAULT_CLASSES if fault.is_rate]
+    assert all(fault.effective for fault in FAULT_CLASSES)
+
+
+def _gremlin(ledger: Any) -> Any:
+    return None
+
+
+GREMLIN = FaultClass("gremlin", "gremlin_per_second", (0.01, 1.0), _gremlin, "never")
+
+
+@pytest.mark.parametrize("where", [0, 4, len(FAULT_CLASSES)])
+def test_adding_a_fault_class_changes_no_existing_seeds_profile(where: int) -> None:
+    grown = (*FAULT_CLASSES[:where], GREMLIN, *FAULT_CLASSES[where:])
+    turned_on = 0
+    for seed in range(60):
+        before = swarm_settings(Entropy(seed, Trace()), FAULT_CLASSES)
+        after = swarm_settings(Entropy(seed, Trace()), grown)
+        turned_on += "gremlin_per_second" in after
+        after.pop("gremlin_per_second", None)
+        assert after == before, seed
+        assert draw_swarm(Entropy(seed, Trace())) == FaultProfile(
+            **before, buggify=draw_swarm(Entropy(seed, Trace())).buggify
+        )
+    assert 15 < turned_on < 45  # the new class is drawn, on in about half the seeds
+
+
+def test_a_swarm_seeds_profile_is_pinned() -> None:
+    # Moved once, by design, when each class got its own stream (issue 22):
+    # a change here means every swarm seed now means something else.
+    assert _on(draw_swarm(Entropy(0, Trace()))) == PINNED_0
+    assert _on(draw_swarm(Entropy(586, Trace()))) == PINNED_586
+
+
+def _on(profile: FaultProfile) -> dict[str, Any]:
+    defaults = FaultProfile().as_dict()
+    return {key: value for key, value in profile.as_dict().items() if value != defaults[key]}
+
+
+PINNED_0 = {"crash_per_second": 0.03861, "clog_per_second": 0.2948,
+            "disk_fault_per_second": 0.1014, "datagram_loss_probability": 0.01365}  # fmt: skip
+PINNED_586 = {"partition_per_second": 0.03432, "clog_per_second": 0.0584,
+              "clock_jump_per_second": 0.2713, "disk_fault_per_second": 0.2012,
+              "client_crash_per_second": 0.08485}  # fmt: skip
+
+
+# -- the nemesis's own rules: broken ones are SimulatorBugs ----------------------
+
+
+def _broken_inside(action: Any, match: str) -> None:
+    """Run `action(nemesis)` inside a small world's run; it must fail as a SimulatorBug."""
+
+    async def idle() -> None:
+        await asyncio.sleep(3600)
+
+    sim = Simulation(seed=0)
+    for name in ("a", "b", "c"):
+        sim.host(name, idle)
+    profile = FaultProfile(crash_per_second=1.0, clog_per_second=1.0)
+    nemesis = Nemesis(sim, profile, sim.loop.entropy.stream("nemesis"))
+    sim.at(0.5, lambda: action(nemesis))
+    with pytest.raises(SimulatorBug, match=match) as info:
+        sim.run(max_time=2.0)
+    assert "seed=0" in str(info.value) or "seed=0" in "".join(info.value.__notes__)
+
+
+def _episode(kind: str, effective: bool = False, **where: Any) -> Episode:
+    return Episode(kind, lambda: effective, **where)
+
+
+def test_a_link_in_two_faults_at_once_is_a_simulator_bug() -> None:
+    def twice(nemesis: Nemesis) -> None:
+        nemesis._ledger.begin(_episode("clog", links=[("a", "b")]), 5.0)
+        nemesis._ledger.begin(_episode("clog", links=[("b", "c"), ("a", "b")]), 5.0)
+
+    _broken_inside(twice, "a link is never in two faults at once")
+
+
+def test_an_episode_that_ends_twice_is_a_simulator_bug() -> None:
+    def twice(nemesis: Nemesis) -> None:
+        episode = _episode("clog", links=[("a", "b")])
+        nemesis._ledger.begin(episode, 5.0)
+        nemesis._ledger.finish(episode)
+        nemesis._ledger.finish(episode)
+
+    _broken_inside(twice, "an episode that began ends once")
+
+
+def test_a_node_crashed_again_before_it_restarts_is_a_simulator_bug() -> None:
+    def twice(nemesis: Nemesis) -> None:
+        nemesis._ledger.begin(_episode("crash", crashed="a", bounded=False), 5.0)
+        nemesis._ledger.begin(_episode("crash", crashed="a", bounded=False), 5.0)
+
+    _broken_inside(twice, "a crashed node is not crashed again before it restarts")
+
+
+def test_a_host_down_beyond_max_down_is_a_simulator_bug() -> None:
+    def too_many(nemesis: Nemesis) -> None:  # three nodes: max_down is 1
+        nemesis._ledger.begin(_episode("crash", down=["a"], crashed="a"), 5.0)
+        nemesis._ledger.begin(_episode("crash", down=["b"], crashed="b"), 5.0)
+
+    _broken_inside(too_many, "a host goes down only while fewer than max_down are")
+
+
+def test_more_effective_faults_than_injected_is_a_simulator_bug() -> None:
+    def uncounted(nemesis: Nemesis) -> None:  # an episode never counted as injected
+        episode = _episode("clog", effective=True, links=[("a", "b")])
+        nemesis._ledger.begin(episode, 5.0)
+        nemesis._ledger.finish(episode)
+
+    _broken_inside(uncounted, "a fault class is effective at most as often as injected")
+
+
+def test_injecting_in_the_liveness_phase_is_a_simulator_bug() -> None:
+    def after_stop(nemesis: Nemesis) -> None:
+        nemesis.stop()
+        nemesis._inject(FAULT_CLASSES[0])
+
+    _broken_inside(after_stop, "the liveness phase injects nothing")
+
+
+def test_a_swarm_draw_outside_its_classs_range_is_a_simulator_bug() -> None:
+    import math
+
+    from seedbed.faults._profile import _log_uniform
+
+    class Beyond:
+        def uniform(self, low: float, high: float, reason: str) -> float:
+            return math.log(2.0)  # above every class's range
+
+    with pytest.raises(SimulatorBug, match="a drawn swarm setting lies in its class's range"):
+        _log_uniform(Beyond(), FAULT_CLASSES[0], "swarm: crash_per_second")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("entry", "rule"),
+    [
+        (("x", "x_per_second", (0.5, 0.1)), "swarm range is 0 < low < high"),
+        (("x", "x_per_second", (0.012345, 0.5)), "ends of 4 significant digits"),
+        (("x", "y_per_second", (0.1, 0.5)), "field is its name and its kind's suffix"),
+    ],
+)
+def test_a_malformed_table_entry_is_a_simulator_bug(entry: Any, rule: str) -> None:
+    with pytest.raises(SimulatorBug, match=rule):
+        FaultClass(*entry, _gremlin, "never")
+    with pytest.raises(SimulatorBug, match="fault class names are unique"):
+        check_table((*FAULT_CLASSES, FAULT_CLASSES[0]))

@@ -14,7 +14,12 @@ seeded with an integer, which CPython has kept bit-identical across versions
 and platforms. Everything built on them (bounded integers, floats, shuffles,
 distributions) is computed here from those raw bits, never through
 `randrange`/`shuffle`/`uniform`, whose internals have changed between
-versions. A test pins the first draws of each distribution.
+versions. A test pins the first draws of each distribution. Floats are
+53 raw bits times 2**-53 (exact), then IEEE-754 arithmetic, the same on
+every CPython; `exponential` also takes `math.log1p`, from the platform's C
+library: one result per platform for every CPython version, though two C
+libraries could differ in the last bit. Never `sum()` floats that feed a
+draw: see `floats.ordered_sum`.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from seedbed._core.choices import Choice, Value
+from seedbed._core.floats import ordered_sum
 from seedbed._shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed._sweep._record import mask_numbers
 from seedbed.errors import UsageError
@@ -252,7 +253,7 @@ class Shrinker:
         mine = self._in(NEMESIS)
         heads = _round_heads(mine)
         waits = [mine[i].value for i in heads[: kept + 1]]
-        at = sum(wait for wait in waits if isinstance(wait, float))
+        at = ordered_sum(wait for wait in waits if isinstance(wait, float))
         return scale * at + 2 * max(0.0, best.virtual_time - at) + 1.0
 
     def _only_round(self, kept: int, scale: float) -> list[Choice] | None:
@@ -266,7 +267,7 @@ class Shrinker:
         if not all(isinstance(wait, float) for wait in waits):
             return None
         head = mine[heads[kept]]
-        was = sum(wait for wait in waits if isinstance(wait, float))
+        was = ordered_sum(wait for wait in waits if isinstance(wait, float))
         keep = {c.order for c in mine[heads[kept] : heads[kept + 1]]}
         alone = [
             replace(c, value=scale * was) if c.order == head.order else c
@@ -288,7 +289,7 @@ class Shrinker:
         waits = [mine[heads[i]].value for i in range(first, last + 1)]
         carried: Value = after.value
         if all(isinstance(wait, float) for wait in waits):
-            carried = sum(wait for wait in waits if isinstance(wait, float))
+            carried = ordered_sum(wait for wait in waits if isinstance(wait, float))
         return [
             replace(c, value=carried) if c.order == after.order else c
             for c in self._chosen

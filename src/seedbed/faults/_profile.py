@@ -9,55 +9,30 @@ Swarm testing (Groce et al., 2012): one fixed mix of every fault tends to
 mask the bugs a single fault class would expose (constant crashes never let
 a partition bite), so `faults="swarm"` draws a profile per seed: each fault
 class is on with probability one half, at a rate drawn log-uniformly from
-its range. Twenty seeds give twenty different mixes.
+its range (the fault-class table, `_classes`). Twenty seeds give twenty
+different mixes. Each class draws from its own stream, so a class added to
+the table leaves every existing seed's profile as it was.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from seedbed._core import Stream
+from seedbed._core import Entropy, Stream
+from seedbed._core.contract import require
+from seedbed._core.floats import ordered_sum
 from seedbed._core.validate import check_bool, check_positive_int, check_probability, check_seconds
 from seedbed.errors import UsageError
+from seedbed.faults._classes import FAULT_CLASSES, PROBABILITY_SUFFIX, RATE_SUFFIX, FaultClass
 
 _OWNER = "FaultProfile"
 
-RATE_FIELDS = (
-    "crash_per_second",
-    "bounce_per_second",
-    "partition_per_second",
-    "clog_per_second",
-    "latency_spike_per_second",
-    "stream_stall_per_second",
-    "clock_jump_per_second",
-    "disk_fault_per_second",
-    "client_crash_per_second",
-)
-PROBABILITY_FIELDS = (
-    "datagram_loss_probability",
-    "datagram_duplicate_probability",
-    "failpoint_probability",
-)
-
-# Swarm's ranges, (low, high), drawn log-uniformly when the class is on.
-_SWARM_RATES = {
-    "crash_per_second": (0.02, 0.3),
-    "bounce_per_second": (0.02, 0.3),
-    "partition_per_second": (0.02, 0.5),
-    "clog_per_second": (0.02, 0.5),
-    "latency_spike_per_second": (0.05, 1.0),
-    "stream_stall_per_second": (0.05, 1.0),
-    "clock_jump_per_second": (0.02, 0.3),
-    "disk_fault_per_second": (0.02, 0.3),
-    "client_crash_per_second": (0.01, 0.1),
-}
-_SWARM_PROBABILITIES = {
-    "datagram_loss_probability": (0.001, 0.1),
-    "datagram_duplicate_probability": (0.001, 0.05),
-    "failpoint_probability": (0.001, 0.05),
-}
+# The profile's fields, in the table's order (the nemesis's order of classes).
+RATE_FIELDS = tuple(fault.field for fault in FAULT_CLASSES if fault.is_rate)
+PROBABILITY_FIELDS = tuple(fault.field for fault in FAULT_CLASSES if not fault.is_rate)
 
 
 @dataclass(frozen=True)
@@ -121,8 +96,12 @@ class FaultProfile:
 
     @property
     def total_rate(self) -> float:
-        """World fault events per virtual second, all classes together."""
-        return float(sum(getattr(self, name) for name in RATE_FIELDS))
+        """World fault events per virtual second, all classes together.
+
+        Added left to right (`ordered_sum`), not with `sum()`, whose result
+        for floats changed in CPython 3.12: the nemesis draws with it.
+        """
+        return ordered_sum(float(getattr(self, name)) for name in RATE_FIELDS)
 
     def rates(self) -> list[tuple[str, float]]:
         """The fault classes that are on, with their rates, in a fixed order."""
@@ -146,19 +125,50 @@ def _check_rate(name: str, value: object) -> None:
         )
 
 
-def draw_swarm(stream: Stream) -> FaultProfile:
-    """One seed's profile: each fault class on with probability one half.
+def draw_swarm(entropy: Entropy) -> FaultProfile:
+    """One seed's profile (`entropy` is the seed's): each class on with probability one half.
 
-    Every draw is labelled, so the trace says which classes this seed runs.
+    Each class draws from its own stream, "swarm fault <name>", and buggify
+    from "swarm buggify", so adding a class to the table changes no other
+    class's draws: an existing seed keeps its profile. Every draw is
+    labelled ("swarm: crash_per_second on"), for choice recording.
     """
-    settings: dict[str, Any] = {}
-    for name, (low, high) in (*_SWARM_RATES.items(), *_SWARM_PROBABILITIES.items()):
-        if stream.chance(0.5, f"swarm: {name} on"):
-            settings[name] = _log_uniform(stream, low, high, f"swarm: {name}")
-    settings["buggify"] = stream.chance(0.5, "swarm: buggify on")
+    settings: dict[str, Any] = swarm_settings(entropy, FAULT_CLASSES)
+    settings["buggify"] = entropy.stream("swarm buggify").chance(0.5, "swarm: buggify on")
     return FaultProfile(**settings)
 
 
-def _log_uniform(stream: Stream, low: float, high: float, reason: str) -> float:
+def swarm_settings(entropy: Entropy, classes: Sequence[FaultClass]) -> dict[str, float]:
+    """The drawn setting of each class of `classes` that is on, by field, in table order."""
+    settings = {}
+    for fault in classes:
+        stream = entropy.stream(f"swarm fault {fault.name}")
+        if stream.chance(0.5, f"swarm: {fault.field} on"):
+            settings[fault.field] = _log_uniform(stream, fault, f"swarm: {fault.field}")
+    return settings
+
+
+def _log_uniform(stream: Stream, fault: FaultClass, reason: str) -> float:
+    low, high = fault.swarm
     value = math.exp(stream.uniform(math.log(low), math.log(high), reason))
-    return float(f"{value:.4g}")  # short in reports; the same on every platform
+    # Four significant digits: short in reports, and a last-bit difference of
+    # the C library's exp/log (the same on one platform for every CPython)
+    # could show only at a rounding boundary; the rounding itself is
+    # CPython's correctly rounded formatting, the same everywhere.
+    shown = float(f"{value:.4g}")
+    require(low <= shown <= high, "a drawn swarm setting lies in its class's range",
+            fault=fault.name, value=shown, swarm=fault.swarm)  # fmt: skip
+    return shown
+
+
+def _check_fields() -> None:
+    """The table and the dataclass name the same settings: a class without a
+    field, or a rate field without a class, is a seedbed bug."""
+    suffixes = (RATE_SUFFIX, PROBABILITY_SUFFIX)
+    declared = {f.name for f in fields(FaultProfile) if f.name.endswith(suffixes)}
+    require(declared == {fault.field for fault in FAULT_CLASSES},
+            "every FaultProfile rate and probability is one fault class",
+            unmatched=sorted(declared ^ {fault.field for fault in FAULT_CLASSES}))  # fmt: skip
+
+
+_check_fields()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 from seedbed._core import Stream, Trace, to_ns
 from seedbed.errors import UsageError
@@ -40,6 +41,15 @@ OPEN = 0
 DROPPED = 1
 HELD = 2
 _STATE_NAMES = ("open", "dropped", "held")
+
+
+class LinkState(NamedTuple):
+    """One link as `Simulation.links()` lists it."""
+
+    src: str
+    dst: str
+    state: str  # "open", "dropped" (partitioned) or "held"
+    waiting: int  # traffic queued at the link: stalled stream pipes, held datagrams
 
 
 class Link:
@@ -177,6 +187,17 @@ class Links:
             for a in names
             for b in names
             if (a, b) in self._links and self._links[(a, b)].state == DROPPED
+        ]
+
+    def listing(self) -> list[LinkState]:
+        """Every link made so far (one that carried traffic or was set), in node
+        order, with its state and waiting traffic; creates none."""
+        names = self._names()
+        found = [self._links.get((a, b)) for a in names for b in names]
+        return [
+            LinkState(link.src, link.dst, _STATE_NAMES[link.state], len(link.waiting))
+            for link in found
+            if link is not None
         ]
 
     def _among(self, among: list[str] | None, verb: str) -> list[str]:

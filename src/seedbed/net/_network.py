@@ -31,7 +31,7 @@ from seedbed.net._config import NetworkConfig
 from seedbed.net._connect import Handshake, connect_outside
 from seedbed.net._datagram import DatagramEndpoint
 from seedbed.net._fabric import Fabric
-from seedbed.net._links import DROPPED, HELD, OPEN
+from seedbed.net._links import DROPPED, HELD, OPEN, LinkState
 from seedbed.net._server import SimServer, make_tls_wrap
 from seedbed.net._stream import StreamEndpoint
 
@@ -114,6 +114,10 @@ class SimNetwork:
     def cuts(self) -> list[tuple[str, str]]:
         """The links dropping traffic now, as (from, to) pairs, in node order."""
         return self._fabric.links.cuts()
+
+    def links(self) -> list[LinkState]:
+        """Every link made so far, in node order, with its state and waiting traffic."""
+        return self._fabric.links.listing()
 
     def node_crashed(self, name: str) -> None:
         """Reset its connections, remove its listeners and endpoints, drop its traffic."""

@@ -271,8 +271,8 @@ class _Run:
 
     def _profile(self, seed: int) -> FaultProfile | None:
         faults = self.scenario.faults
-        if faults == "swarm":  # its own stream, independent of the run's draws
-            return draw_swarm(Entropy(seed, Trace()).stream("swarm"))
+        if faults == "swarm":  # its own streams, independent of the run's draws
+            return draw_swarm(Entropy(seed, Trace()))
         return faults if isinstance(faults, FaultProfile) else None
 
     def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:

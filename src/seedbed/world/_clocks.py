@@ -5,7 +5,8 @@ it directly, so they never go backwards and never disagree. Wall clocks
 (`time.time()`, `datetime.now()`) are per node: `epoch + offset + t * (1 +
 drift)`, with offset and drift drawn from the entropy for each node when it
 first starts (a restart keeps the machine's clock). Drift is bounded well
-below 1, so each node's wall clock also only moves forward.
+below 1, so each node's wall clock also only moves forward, unless
+`Simulation.jump_clock` steps it (as an NTP step would), either way.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def draw_clock(ref: NodeRef, config: ClockConfig, stream: Stream) -> None:
         ref.wall_rate = 1.0 + stream.uniform(
             -config.drift_max, config.drift_max, f"clock drift {ref.name}"
         )
+
+
+def jump(ref: NodeRef, ns: int) -> None:
+    """Step a node's wall clock by `ns` (an NTP step); its next incarnation keeps it."""
+    ref.wall_offset_ns += ns
 
 
 def wall_ns(now_ns: int) -> int:

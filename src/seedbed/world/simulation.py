@@ -35,7 +35,7 @@ from typing import Any, cast
 from seedbed._core import Trace, to_ns
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter
-from seedbed._core.validate import check_bool
+from seedbed._core.validate import MAX_SECONDS, check_bool
 from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
@@ -49,7 +49,9 @@ from seedbed.aio.runner import (
 from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
-from seedbed.world._clocks import ClockConfig, draw_clock, wall_ns
+from seedbed.net._links import LinkState
+from seedbed.world._clocks import ClockConfig, draw_clock, jump, wall_ns
+from seedbed.world._disk_faults import DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
 from seedbed.world._params import Params
 
@@ -103,6 +105,7 @@ class Simulation:
         self._finished = False
         self._disk_config = disk or DiskConfig()
         self._coordinator = FaultCoordinator()
+        self._disk_faults = DiskFaults()  # disks degraded by `degrade_disk`
         self._network = self._make_network(network)
         self.params = Params()  # world parameters; a swarm scenario draws them per seed
         self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
@@ -209,6 +212,63 @@ class Simulation:
     def cuts(self) -> list[tuple[str, str]]:
         """The links dropping traffic now, as (from, to) pairs, in node order."""
         return self._network.cuts()
+
+    def links(self) -> list[LinkState]:
+        """Every link made so far, as `LinkState(src, dst, state, waiting)`, in node order.
+
+        A link exists once it carried traffic or was cut or held; `state` is
+        "open", "dropped" (partitioned) or "held"; `waiting` counts the
+        traffic queued at it (stalled stream pipes, held datagrams), which a
+        repair or release delivers. Listing creates no link and draws nothing.
+        """
+        return self._network.links()
+
+    def jump_clock(self, name: str, seconds: float) -> bool:
+        """Move node `name`'s wall clock by `seconds` (either way); False if it is not running.
+
+        Only the wall clock (`time.time()`, `datetime.now()`) jumps, as an
+        NTP step does; the monotonic clock never does. The jump is kept across
+        restarts (it is the machine's clock) and truncated to the nanosecond.
+        """
+        if not (
+            isinstance(seconds, int | float)
+            and not isinstance(seconds, bool)
+            and abs(seconds) <= MAX_SECONDS  # NaN fails this too
+        ):
+            raise UsageError(
+                f"Simulation.jump_clock(seconds=...) must be a number of seconds in "
+                f"[-{MAX_SECONDS:.0e}, {MAX_SECONDS:.0e}], got {seconds!r:.60}"
+            )
+        node = self._nodes.get(name)
+        if not node.up or node.ref is None:
+            return False
+        jump(node.ref, int(seconds * 1e9))
+        return True
+
+    def degrade_disk(self, name: str, error_probability: float) -> bool:
+        """Make node `name`'s disk fail reads, writes and fsyncs with at least
+        `error_probability` until `restore_disk(name)`; False if it already is.
+
+        On top of its `DiskConfig`: a setting already higher is kept. The
+        node need not be running (its disk outlives its crashes).
+        """
+        if not (
+            isinstance(error_probability, int | float)
+            and not isinstance(error_probability, bool)
+            and 0 < error_probability <= 1
+        ):
+            raise UsageError(
+                f"Simulation.degrade_disk(error_probability=...) must be a probability "
+                f"in (0, 1], got {error_probability!r:.60}"
+            )
+        node = self._nodes.get(name)
+        return self._disk_faults.degrade(name, node.disk, float(error_probability))
+
+    def restore_disk(self, name: str) -> int:
+        """Give node `name`'s disk back its own `DiskConfig`; return how many
+        read, write and fsync errors it raised while degraded (0 if it was not)."""
+        node = self._nodes.get(name)
+        return self._disk_faults.restore(name, node.disk)
 
     def _pattern_nodes(self, among: list[str] | None) -> list[str]:
         if among is not None:

@@ -1,0 +1,99 @@
+"""The fault classes: one table, one entry per class.
+
+Each entry says everything about a class: its name (the key of the
+nemesis's `injected`/`effective` counts and of its swarm stream), its
+`FaultProfile` field, the range swarm draws it from, its injector, and what
+makes one of its faults effective. World classes (a rate per virtual second)
+have an injector the nemesis calls; in-code and per-datagram classes (a
+probability) have none: the network or `failpoint` draws them where they act.
+
+Adding a class: a `FaultProfile` field, an entry here, and (for a world
+class) an injector in `_injectors`. Swarm draws each class from its own
+stream, named after the class, so the new class changes no existing seed's
+profile; a world class does change what the nemesis does in seeds that
+turn it on, as any new fault must. The table's order is the nemesis's order
+of classes (part of what a seed means): new classes go at the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from seedbed._core.contract import require
+from seedbed.faults import _injectors as inject
+from seedbed.faults._injectors import Injector
+
+RATE_SUFFIX = "_per_second"
+PROBABILITY_SUFFIX = "_probability"
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One fault class. `swarm` is (low, high), drawn log-uniformly when on."""
+
+    name: str
+    field: str
+    swarm: tuple[float, float]
+    inject: Injector | None  # None: drawn where it acts (network, failpoint)
+    effective: str  # what makes one effective, for the docs and reports
+
+    @property
+    def is_rate(self) -> bool:
+        return self.inject is not None
+
+    def __post_init__(self) -> None:
+        suffix = RATE_SUFFIX if self.is_rate else PROBABILITY_SUFFIX
+        require(self.name.isidentifier() and self.field == self.name + suffix,
+                "a fault class's field is its name and its kind's suffix",
+                name=self.name, field=self.field)  # fmt: skip
+        low, high = self.swarm
+        top = math.inf if self.is_rate else 1.0
+        require(0 < low < high <= top and math.isfinite(high),
+                "a fault class's swarm range is 0 < low < high", name=self.name,
+                swarm=self.swarm)  # fmt: skip
+        # Drawn values are rounded to 4 significant digits (see `_profile`):
+        # with ends that round to themselves, a draw cannot round out of range.
+        require(all(float(f"{end:.4g}") == end for end in self.swarm),
+                "a fault class's swarm range has ends of 4 significant digits",
+                name=self.name, swarm=self.swarm)  # fmt: skip
+
+
+def _rate(name: str, low: float, high: float, injector: Injector, effective: str) -> FaultClass:
+    return FaultClass(name, name + RATE_SUFFIX, (low, high), injector, effective)
+
+
+def _probability(name: str, low: float, high: float, effective: str) -> FaultClass:
+    return FaultClass(name, name + PROBABILITY_SUFFIX, (low, high), None, effective)
+
+
+_WAITED = "some traffic waited at one of its links when it ended"
+_PER_DRAW = "not counted: drawn per datagram (the network) or per `await failpoint()`"
+
+FAULT_CLASSES: tuple[FaultClass, ...] = (
+    _rate("crash", 0.02, 0.3, inject.crash, "the host was running"),
+    _rate("bounce", 0.02, 0.3, inject.bounce, "the host was running"),
+    _rate("partition", 0.02, 0.5, inject.partition, _WAITED),
+    _rate("clog", 0.02, 0.5, inject.clog, _WAITED),
+    _rate("latency_spike", 0.05, 1.0, inject.latency_spike, _WAITED),
+    _rate("stream_stall", 0.05, 1.0, inject.stream_stall, _WAITED),
+    _rate("clock_jump", 0.02, 0.3, inject.clock_jump, "the node was running"),
+    _rate("disk_fault", 0.02, 0.3, inject.disk_fault, "the disk raised an error meanwhile"),
+    _rate("client_crash", 0.01, 0.1, inject.client_crash, "the client had not returned yet"),
+    _probability("datagram_loss", 0.001, 0.1, _PER_DRAW),
+    _probability("datagram_duplicate", 0.001, 0.05, _PER_DRAW),
+    _probability("failpoint", 0.001, 0.05, _PER_DRAW),
+)
+
+
+def check_table(classes: Sequence[FaultClass]) -> None:
+    """Names and fields are unique, so counts and swarm streams never share a name."""
+    names = [fault.name for fault in classes]
+    require(len(set(names)) == len(names), "fault class names are unique", names=names)
+    fields = [fault.field for fault in classes]
+    require(len(set(fields)) == len(fields), "fault class fields are unique", fields=fields)
+
+
+check_table(FAULT_CLASSES)
+WORLD_CLASSES = tuple(fault for fault in FAULT_CLASSES if fault.is_rate)
