@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core import describe_event
+from seedbed._core.hashseed import fixed_env
 from seedbed._core.tracefile import TraceFile, read_trace
-from seedbed._hashseed import fixed_env
 from seedbed._target import describe
 from seedbed.errors import Nondeterminism, RunContext, UsageError
 

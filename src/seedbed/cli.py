@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from seedbed._cli_explore import explore_flags, explore_options
-from seedbed._hashseed import fixed_env, hash_seed_is_fixed
+from seedbed._core.hashseed import fixed_env, hash_seed_is_fixed
 
 _SEED_HELP = "the seed: decimal or 0x-prefixed hex"
 

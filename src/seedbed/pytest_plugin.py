@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionRepr
 
-from seedbed._hashseed import hash_seed_is_fixed
+from seedbed._core.hashseed import hash_seed_is_fixed
 from seedbed._sweep._command import runner_for_pytest
 
 DEFAULT_SEEDS = 10

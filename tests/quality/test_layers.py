@@ -16,7 +16,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "seedbed"
 # package -> seedbed packages it must never import
 FORBIDDEN = {
     "_core": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world", "seedbed.check"),
-    "_identity": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world"),
     "net": ("seedbed.world", "seedbed.fs", "seedbed.check", "seedbed.scenario"),
     "fs": ("seedbed.world", "seedbed.net", "seedbed.check", "seedbed.scenario"),
     "check": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world"),
@@ -54,12 +53,3 @@ def test_package_imports_only_downward(package: str) -> None:
         if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[package])
     ]
     assert not bad, "upward imports:\n" + "\n".join(bad)
-
-
-def test_old_identity_path_still_imports() -> None:
-    """Other code (and other branches) import node identity from its old home."""
-    from seedbed import _identity
-    from seedbed.world import _identity as old
-
-    assert old.NodeRef is _identity.NodeRef
-    assert old.current_node is _identity.current_node

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from seedbed._core.version import VERSION
 from seedbed._report._aggregate import Aggregate, ResultsError, read_results
 from seedbed._report._page import render
-from seedbed._version import VERSION
 
 
 def write_report(results: str | Path, html: str | Path) -> Aggregate:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.choices import Choice, by_stream, from_streams
-from seedbed._safejson import BadJSON, loads
+from seedbed._core.safejson import BadJSON, loads
 from seedbed.errors import UsageError
 
 KIND = "seedbed choices"

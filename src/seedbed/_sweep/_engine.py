@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 
+from seedbed._core.version import VERSION as SEEDBED_VERSION
 from seedbed._sweep._command import runner_prefix
 from seedbed._sweep._dask import DaskPool
 from seedbed._sweep._display import LiveProgress, summary_lines
@@ -37,7 +38,6 @@ from seedbed._sweep._results import (
     read_results,
 )
 from seedbed._sweep._summary import Summary, summarize
-from seedbed._version import VERSION as SEEDBED_VERSION
 
 Record = dict[str, Any]
 EXIT_INTERRUPTED = {"Ctrl-C": 130, "SIGTERM": 143}

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seedbed._hashseed import fixed_env
+from seedbed._core.hashseed import fixed_env
 from seedbed._sweep._command import run_command
 from seedbed._sweep._record import lost
 from seedbed.errors import UsageError

@@ -1,7 +1,8 @@
 """Which node is running: the one fact every part of the world needs.
 
-It sits below `seedbed.net`, `seedbed.fs` and `seedbed.world` (all three read
-it; the world uses the network, never the reverse), above only `_core`.
+It sits in `_core`, below `seedbed.aio` (the debugger's breakpoint names the
+node it stopped on), `seedbed.net`, `seedbed.fs` and `seedbed.world` (all
+read it; the world uses the network, never the reverse).
 
 Node identity travels with asyncio's contexts. Each incarnation of a node (a
 start, or a restart after a crash) gets its own `contextvars.Context` holding
