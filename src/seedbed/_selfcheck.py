@@ -26,8 +26,8 @@ from typing import Any
 
 from seedbed._core import describe_event
 from seedbed._core.hashseed import fixed_env
+from seedbed._core.naming import describe
 from seedbed._core.tracefile import TraceFile, read_trace
-from seedbed._target import describe
 from seedbed.errors import Nondeterminism, RunContext, UsageError
 
 _CHILD = "from seedbed._selfcheck import child_main; child_main()"

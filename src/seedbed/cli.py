@@ -50,7 +50,7 @@ def _usage_error(message: str) -> None:
 
 
 def _resolve(target: str) -> Callable[..., Any]:
-    from seedbed._target import resolve
+    from seedbed._harness.targets import resolve
     from seedbed.errors import UsageError
 
     try:
@@ -110,7 +110,7 @@ def run(
     seconds) so a livelocked or forever-serving one ends in BudgetExceeded.
     """
     from seedbed._cli_guard import exit_from_user_code
-    from seedbed._target import run_target
+    from seedbed._harness.targets import run_target
     from seedbed.aio import _breakpoint
     from seedbed.errors import UsageError
 
@@ -214,7 +214,7 @@ def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool)
         _usage_error("replay needs exactly one of --trace FILE or --seed N")
     obj = _resolve(target)
     if seed is not None:
-        from seedbed._target import run_target
+        from seedbed._harness.targets import run_target
 
         try:
             outcome = run_target(obj, seed)

@@ -13,7 +13,7 @@ import pytest
 from tests.unit import _scenarios
 
 from seedbed import BudgetExceeded, InvariantViolation, UsageError
-from seedbed._target import resolve, run_target
+from seedbed._harness.targets import resolve, run_target
 
 REPO = Path(__file__).resolve().parents[2]
 FILE = "tests/unit/_scenarios.py"

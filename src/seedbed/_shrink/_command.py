@@ -41,7 +41,7 @@ def shrink(target: str, seed: str | None, choices_path: str | None, out: str, bu
            max_steps: int | None, max_time: float | None, **explore: Any) -> None:  # fmt: skip
     """Minimize TARGET's failing run at --seed while the same failure happens;
     write a choice file that `seedbed run TARGET --choices FILE` replays."""
-    from seedbed._target import resolve
+    from seedbed._harness.targets import resolve
     from seedbed.cli import SEED
 
     try:
@@ -125,7 +125,7 @@ def replay_choices(run: Any, path: str, target: str, seed: int | None,
     """Run `run(seed, **options)` replaying the choice file at `path`; the
     outcome's replay command names the file."""
     from seedbed._core import choices
-    from seedbed._target import _name_replay
+    from seedbed._harness.targets import _name_replay
 
     saved = read_choices(path, target)
     the_seed = saved.seed if seed is None else seed

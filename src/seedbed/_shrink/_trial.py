@@ -17,8 +17,8 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
+from seedbed._harness.targets import run_target
 from seedbed._sweep._record import error_bucket, first_line, leaf_error, mask_numbers
-from seedbed._target import run_target
 from seedbed.errors import UsageError
 
 
@@ -119,17 +119,8 @@ def run_trial(
 def _run(
     obj: Any, seed: int, options: dict[str, Any], trace: str | None
 ) -> tuple[BaseException | None, int, dict[str, Any], float | None]:
-    from seedbed.scenario import Scenario
-
     given = {key: value for key, value in options.items() if value is not None}
-    if isinstance(obj, Scenario):
-        result, failure = obj.execute(seed, overrides=given, trace=trace, last_events=False)
-        if failure is not None and failure.report is not None:
-            report = failure.report
-            return failure, report.step, report.faults, report.virtual_time
-        assert result is not None
-        return None, result.steps, result.faults, result.virtual_time
-    outcome = run_target(obj, seed, trace=trace, **given)
+    outcome = run_target(obj, seed, trace=trace, last_events=False, **given)
     return outcome.error, outcome.steps or 0, outcome.faults or {}, outcome.virtual_time
 
 

@@ -3,7 +3,6 @@
 The pieces, one job each:
 
 - `_record`: one finished seed as the JSON record of the results file.
-- `_run`: one seed of any target, through `run_target` (contract 3).
 - `_worker`: the worker process, which runs one seed per request.
 - `_pool`: the parent's side: workers, the wall-clock watchdog, crashes.
 - `_dask`: the same interface on a Dask cluster (`--scheduler`), batches of

@@ -15,12 +15,12 @@ import os
 import re
 import sysconfig
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import seedbed
+from seedbed import _core
+from seedbed._harness.outcome import SeedOutcome
 
 STATUSES = ("pass", "fail", "crash", "timeout")
 FAILED = ("fail", "crash", "timeout")
@@ -28,22 +28,6 @@ _TRACEBACK_LIMIT = 20_000  # characters kept of a failure's traceback
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-@dataclass
-class SeedOutcome:
-    """What running one seed produced, whatever kind of target ran."""
-
-    trace_hash: str | None
-    steps: int | None
-    virtual_time: float | None
-    value: Any = None
-    error: BaseException | None = None
-    profile: dict[str, Any] | None = None
-    faults: dict[str, Any] | None = None
-    assertions: dict[str, Any] | None = None
-    location: str | None = None  # the user's file:line where the run failed, if known
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def mask_numbers(text: str) -> str:
@@ -95,7 +79,7 @@ def _frames(tb: TracebackType | None) -> list[tuple[str, int]]:
 _LIBRARY_DIRS = tuple(
     str(Path(folder).resolve()) + os.sep
     for folder in {
-        os.path.dirname(seedbed.__file__),
+        os.path.dirname(os.path.dirname(_core.__file__)),  # seedbed's own folder
         sysconfig.get_paths()["stdlib"],
         sysconfig.get_paths()["platstdlib"],
     }
