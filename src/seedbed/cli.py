@@ -290,7 +290,13 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
           show_traceback: bool, require_sometimes: bool, as_json: bool,
           scheduler: str | None, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
-    from seedbed._sweep._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
+    from seedbed._harness.sweeps._engine import (
+        SweepSpec,
+        argv,
+        default_jobs,
+        default_out,
+        run_sweep,
+    )
     from seedbed.errors import UsageError
 
     try:
@@ -329,10 +335,10 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
                       max_steps: int | None, max_time: float | None, strict: bool,
                       as_json: bool) -> None:  # fmt: skip
     """Run every seed twice, in fresh processes under different hash seeds; compare."""
-    from seedbed._sweep._command import runner_prefix
-    from seedbed._sweep._determinism import check_determinism as check
-    from seedbed._sweep._determinism import report_lines
-    from seedbed._sweep._engine import default_jobs
+    from seedbed._harness.sweeps._command import runner_prefix
+    from seedbed._harness.sweeps._determinism import check_determinism as check
+    from seedbed._harness.sweeps._determinism import report_lines
+    from seedbed._harness.sweeps._engine import default_jobs
     from seedbed.errors import UsageError
 
     options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}

@@ -26,7 +26,7 @@ import pytest
 from _pytest._code.code import ExceptionRepr
 
 from seedbed._core.hashseed import hash_seed_is_fixed
-from seedbed._sweep._command import runner_for_pytest
+from seedbed._harness.sweeps._command import runner_for_pytest
 
 DEFAULT_SEEDS = 10
 _REPLAY = "seedbed_replay"  # the user property that carries a failing seed's replay line

@@ -17,8 +17,8 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
+from seedbed._harness.sweeps._record import error_bucket, first_line, leaf_error, mask_numbers
 from seedbed._harness.targets import run_target
-from seedbed._sweep._record import error_bucket, first_line, leaf_error, mask_numbers
 from seedbed.errors import UsageError
 
 

@@ -26,18 +26,18 @@ from typing import Any
 import click
 
 from seedbed._core.version import VERSION as SEEDBED_VERSION
-from seedbed._sweep._command import runner_prefix
-from seedbed._sweep._dask import DaskPool
-from seedbed._sweep._display import LiveProgress, summary_lines
-from seedbed._sweep._pool import WorkerPool
-from seedbed._sweep._results import (
+from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._dask import DaskPool
+from seedbed._harness.sweeps._display import LiveProgress, summary_lines
+from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed._harness.sweeps._results import (
     VERSION,
     Results,
     ResultsWriter,
     check_resumable,
     read_results,
 )
-from seedbed._sweep._summary import Summary, summarize
+from seedbed._harness.sweeps._summary import Summary, summarize
 
 Record = dict[str, Any]
 EXIT_INTERRUPTED = {"Ctrl-C": 130, "SIGTERM": 143}

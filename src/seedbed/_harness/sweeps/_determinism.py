@@ -21,7 +21,7 @@ from typing import Any
 
 from seedbed._core import describe_event
 from seedbed._core.tracefile import TraceFile, read_trace
-from seedbed._sweep._pool import WorkerPool
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]

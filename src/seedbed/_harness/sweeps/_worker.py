@@ -19,9 +19,9 @@ import sys
 import time
 from typing import IO, Any
 
+from seedbed._harness.sweeps._command import run_command
+from seedbed._harness.sweeps._record import build
 from seedbed._harness.targets import resolve, run_seed
-from seedbed._sweep._command import run_command
-from seedbed._sweep._record import build
 from seedbed.errors import UsageError
 
 

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from seedbed._sweep._pool import WorkerPool
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]

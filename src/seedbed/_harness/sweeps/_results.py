@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seedbed._sweep._record import STATUSES
+from seedbed._harness.sweeps._record import STATUSES
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]

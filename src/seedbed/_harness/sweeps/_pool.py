@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.hashseed import fixed_env
-from seedbed._sweep._command import run_command
-from seedbed._sweep._record import lost
+from seedbed._harness.sweeps._command import run_command
+from seedbed._harness.sweeps._record import lost
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]
 _OUTPUT_KEPT = 2_000  # characters of a dead worker's last output kept in its record
 _TICK = 0.25  # seconds between progress updates while waiting
+
+_WORKER = "seedbed._harness.sweeps._worker"  # run as `python -m`: a fresh interpreter
 
 
 @dataclass
@@ -107,7 +109,7 @@ class WorkerPool:
             env["PYTHONHASHSEED"] = self._hash_seed
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "seedbed._sweep._worker", json.dumps(self._settings)],
+                [sys.executable, "-m", _WORKER, json.dumps(self._settings)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, start_new_session=True, close_fds=True,
             )  # fmt: skip

@@ -21,8 +21,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from seedbed._sweep._record import FAILED
-from seedbed._sweep._summary import Summary
+from seedbed._harness.sweeps._record import FAILED
+from seedbed._harness.sweeps._summary import Summary
 
 Record = dict[str, Any]
 _STATUS_EVERY = 5.0  # seconds between plain status lines

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedbed._sweep._record import FAILED, relative_location
+from seedbed._harness.sweeps._record import FAILED, relative_location
 
 Record = dict[str, Any]
 _HOPEFUL = ("sometimes", "reachable")  # kinds that must be true at least once
