@@ -122,7 +122,7 @@ def run(
         options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
                    **explore_options(**explore)}  # fmt: skip
         if choices_path is not None:
-            from seedbed._shrink._command import replay_choices
+            from seedbed._harness.shrink._command import replay_choices
 
             outcome = replay_choices(
                 lambda s, **o: run_target(obj, s, trace=trace_path, **o),
@@ -357,7 +357,7 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
 
 def _register_commands() -> None:
     from seedbed._report._command import report
-    from seedbed._shrink._command import shrink
+    from seedbed._harness.shrink._command import shrink
     from seedbed.check._cli import check_history
 
     cli.add_command(check_history)

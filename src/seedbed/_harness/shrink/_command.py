@@ -12,10 +12,10 @@ from typing import Any
 import click
 
 from seedbed._cli_explore import explore_flags, explore_options
-from seedbed._shrink._file import ChoiceFile, read_choices, write_choices
-from seedbed._shrink._search import PHASE, Shrinker, Shrunk, builds_own_world
-from seedbed._shrink._story import fault_lines, last_lines, read_events
-from seedbed._shrink._trial import Trial, asyncio_log_off, run_trial
+from seedbed._harness.shrink._file import ChoiceFile, read_choices, write_choices
+from seedbed._harness.shrink._search import PHASE, Shrinker, Shrunk, builds_own_world
+from seedbed._harness.shrink._story import fault_lines, last_lines, read_events
+from seedbed._harness.shrink._trial import Trial, asyncio_log_off, run_trial
 from seedbed.errors import UsageError
 
 

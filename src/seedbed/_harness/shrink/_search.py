@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from seedbed._core.choices import Choice, Value
+from seedbed._harness.shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed._harness.sweeps._record import mask_numbers
-from seedbed._shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed.errors import UsageError
 
 
