@@ -356,7 +356,7 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
 
 
 def _register_commands() -> None:
-    from seedbed._report._command import report
+    from seedbed._harness.report._command import report
     from seedbed._harness.shrink._command import shrink
     from seedbed.check._cli import check_history
 

@@ -13,8 +13,8 @@ import sys
 
 import click
 
-from seedbed._report._aggregate import ResultsError
-from seedbed._report._write import write_report
+from seedbed._harness.report._aggregate import ResultsError
+from seedbed._harness.report._write import write_report
 
 
 @click.command("report")

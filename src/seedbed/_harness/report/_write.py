@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from seedbed._core.version import VERSION
-from seedbed._report._aggregate import Aggregate, ResultsError, read_results
-from seedbed._report._page import render
+from seedbed._harness.report._aggregate import Aggregate, ResultsError, read_results
+from seedbed._harness.report._page import render
 
 
 def write_report(results: str | Path, html: str | Path) -> Aggregate:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from seedbed._report._aggregate import Aggregate
+from seedbed._harness.report._aggregate import Aggregate
 
 WIDTH, HEIGHT = 640, 240
 WIDE = 1120  # the seed-range plot spans the page

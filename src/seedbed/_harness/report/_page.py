@@ -13,9 +13,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from seedbed._report import _plots
-from seedbed._report._aggregate import STATUSES, Aggregate, AssertionTally, Bucket
-from seedbed._report._assets import CSP, CSS, SCRIPT
+from seedbed._harness.report import _plots
+from seedbed._harness.report._aggregate import STATUSES, Aggregate, AssertionTally, Bucket
+from seedbed._harness.report._assets import CSP, CSS, SCRIPT
 
 BUCKETS_SHOWN = 100
 _LEGEND = "".join(
