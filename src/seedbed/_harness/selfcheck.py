@@ -30,20 +30,21 @@ from seedbed._core.naming import describe
 from seedbed._core.tracefile import TraceFile, read_trace
 from seedbed.errors import Nondeterminism, RunContext, UsageError
 
-_CHILD = "from seedbed._selfcheck import child_main; child_main()"
+# The child is the `seedbed` command itself, started after a heap padding: a
+# separate program, so the harness names it here instead of importing the CLI
+# (which sits above it).
+_CHILD = (
+    "import sys; from seedbed._harness.selfcheck import pad_heap; pad_heap(int(sys.argv[1])); "
+    "sys.argv = ['seedbed', *sys.argv[2:]]; from seedbed.cli import main; main()"
+)
 _padding: list[object] = []  # kept alive for the child's whole run
 
 
-def child_main() -> None:
-    """`python -c _CHILD PAD seedbed-args...`: pad the heap, then be `seedbed`."""
-    from seedbed.cli import main
-
-    pad = int(sys.argv[1])
+def pad_heap(pad: int) -> None:
+    """Allocate and free a `pad`-dependent pattern: this process's heap differs."""
     for size in range(0, 520, 8):  # every small-object size class
         batch = [bytes(size) for _ in range(pad * 3 + size % 5)]
         _padding.extend(batch[::2])  # keep every other one: holes, as a busy heap has
-    sys.argv = ["seedbed", *sys.argv[2:]]
-    main()
 
 
 def _run_fresh(target: str, seed: int, trace: Path, extra: list[str], pad: int) -> dict[str, Any]:
