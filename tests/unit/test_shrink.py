@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.unit import _ledger
 
-from seedbed._cli_explore import explore_options
+from seedbed._harness.explore import explore_options
 from seedbed._harness.shrink._file import read_choices
 from seedbed._harness.shrink._search import Shrinker
 from seedbed._harness.shrink._trial import asyncio_log_off, run_trial

@@ -178,7 +178,7 @@ def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -
     result = outcome.result
     # The default budgets are what `seedbed run` applies anyway: not repeated.
     replay = replay_command(main, seed, {k: v for k, v in options.items() if v and k != "trace"})
-    _name_replay(error, replay)
+    name_replay(error, replay)
     return SeedOutcome(
         "program", seed, result.value, error, result.trace_hash, result.steps,
         result.virtual_time, replay, location=_location(error),
@@ -201,7 +201,7 @@ def _run_simulation_function(
     except (UsageError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:
-        _name_replay(error, replay)
+        name_replay(error, replay)
         context = getattr(error, "context", None)
         steps = context.step if context is not None else None
         vt = context.virtual_time_ns / 1e9 if context is not None else None
@@ -213,7 +213,7 @@ def _run_simulation_function(
     )  # fmt: skip
 
 
-def _name_replay(error: BaseException | None, replay: str) -> None:
+def name_replay(error: BaseException | None, replay: str) -> None:
     """Make the error's replay command the one for the target as it was run."""
     if isinstance(error, SimulationFailure) and error.context is not None:
         error.context = dataclasses.replace(error.context, replay=replay)

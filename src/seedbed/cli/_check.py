@@ -20,9 +20,9 @@ from seedbed.check._linearizability import Outcome, Verdict, linearizable
 from seedbed.check._memory import limit_memory
 from seedbed.check._models import MODELS, ModelError
 from seedbed.check._parsers import read_history
-from seedbed.check._txn_cli import check_txn_file, report_txn
 from seedbed.check._txn_history import TXN_MODELS
 from seedbed.check._txn_verdict import CONSISTENCY_MODELS, TxnOutcome
+from seedbed.cli._txn import check_txn_file, report_txn
 from seedbed.errors import UsageError
 
 EXIT_OK, EXIT_NOT_LINEARIZABLE, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3

@@ -1,8 +1,7 @@
-"""`seedbed shrink`, and replaying a choice file for `seedbed run --choices`."""
+"""`seedbed shrink`: the smallest run of a target that fails the same way."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import tempfile
 import warnings
@@ -11,11 +10,14 @@ from typing import Any
 
 import click
 
-from seedbed._cli_explore import explore_flags, explore_options
+from seedbed._harness.explore import explore_options
 from seedbed._harness.shrink._file import ChoiceFile, read_choices, write_choices
 from seedbed._harness.shrink._search import PHASE, Shrinker, Shrunk, builds_own_world
 from seedbed._harness.shrink._story import fault_lines, last_lines, read_events
 from seedbed._harness.shrink._trial import Trial, asyncio_log_off, run_trial
+from seedbed._harness.targets import resolve
+from seedbed.cli._explore import explore_flags
+from seedbed.cli._group import SEED
 from seedbed.errors import UsageError
 
 
@@ -41,9 +43,6 @@ def shrink(target: str, seed: str | None, choices_path: str | None, out: str, bu
            max_steps: int | None, max_time: float | None, **explore: Any) -> None:  # fmt: skip
     """Minimize TARGET's failing run at --seed while the same failure happens;
     write a choice file that `seedbed run TARGET --choices FILE` replays."""
-    from seedbed._harness.targets import resolve
-    from seedbed.cli import SEED
-
     try:
         obj = resolve(target)
         options = {"max_steps": max_steps, "max_time": max_time, **explore_options(**explore)}
@@ -118,25 +117,3 @@ def _report(target: str, out: str, shrunk: Shrunk, story: tuple[Trial, list[str]
         lines.append(f"last {len(last)} events before the failure:")
         lines.extend(f"  {line}" for line in last)
     return lines
-
-
-def replay_choices(run: Any, path: str, target: str, seed: int | None,
-                   options: dict[str, Any]) -> Any:  # fmt: skip
-    """Run `run(seed, **options)` replaying the choice file at `path`; the
-    outcome's replay command names the file."""
-    from seedbed._core import choices
-    from seedbed._harness.targets import _name_replay
-
-    saved = read_choices(path, target)
-    the_seed = saved.seed if seed is None else seed
-    merged = {**saved.options, **{k: v for k, v in options.items() if v not in (None, False)}}
-    with choices.session(saved.choices):
-        outcome = run(the_seed, **merged)
-    command = f"seedbed run {target} --choices {path}"
-    if seed is not None and seed != saved.seed:
-        command += f" --seed {seed}"
-    _name_replay(outcome.error, command)
-    report = getattr(outcome.error, "report", None)
-    if report is not None:
-        report.replay = command
-    return dataclasses.replace(outcome, replay=command)

@@ -1,40 +1,19 @@
-"""The exploration options as command-line flags, for `run`, `sweep` and `shrink`.
+"""The exploration flags' values as run options, for `run`, `sweep` and `shrink`.
 
 Each flag is a `LoopConfig` field of the same name (`--explore-tasks`,
-`--clock-resolution S`, `--strategy random|pct`, `--pct-depth D`), checked
-with the shared validators before anything runs, so a bad value is one line.
+`--clock-resolution S`, `--strategy random|pct`, `--pct-depth D`; the click
+options are `seedbed.cli._explore`), checked with the shared validators
+before anything runs, so a bad value is one line naming the flag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import click
+from typing import Any
 
 from seedbed._core.validate import check_choice, check_positive_int, check_seconds
 from seedbed.errors import UsageError
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 STRATEGIES = ("random", "pct")
-
-
-def explore_flags(command: F) -> F:
-    """Add the four exploration flags to a click command."""
-    flags = [
-        click.option("--explore-tasks", is_flag=True, default=None,
-                     help="draw the order of task steps ready together from the seed"),
-        click.option("--clock-resolution", type=float, default=None, metavar="S",
-                     help="timer deadlines fall on ticks of S seconds (a coarse clock)"),
-        click.option("--strategy", default=None, metavar="random|pct",
-                     help="how the loop picks what runs next  [default: random]"),
-        click.option("--pct-depth", type=int, default=None, metavar="D",
-                     help='with --strategy pct: the bug depth PCT targets  [default: 3]'),
-    ]  # fmt: skip
-    for flag in reversed(flags):
-        command = flag(command)
-    return command
 
 
 def explore_options(
