@@ -17,6 +17,8 @@ from seedbed._core import Trace
 from seedbed._core.naming import replay_command
 from seedbed.aio.runner import RunOutcome, check_seed, execute, make_config
 
+__all__ = ["SeedFailure", "SweepResult", "summarize", "sweep"]
+
 
 @dataclass(frozen=True)
 class SeedFailure:

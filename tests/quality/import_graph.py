@@ -13,8 +13,9 @@ but they still must point downward (a type is a dependency too).
 The layers are the `layers` contract in pyproject.toml's
 `[tool.importlinter]`, so this reading and import-linter check one order.
 The facade `seedbed/__init__.py` belongs to no layer there (import-linter
-treats it as the container); here it sits just below the top layer, since
-importing it imports every layer.
+treats it as the container, whose imports it does not check); here it sits
+just below the CLI and the pytest plugin, since importing it imports every
+layer below them: no library module may import it.
 
 Run it as a script for the numbers: `uv run python tests/quality/import_graph.py`.
 """
@@ -31,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 PACKAGE = "seedbed"
-FACADE_LAYER = 0.5  # between the top layer (0) and the next (1)
+FACADE_BELOW = "cli"  # the facade sits just below the layer holding this package
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ class Graph:
     imports: list[Import] = field(default_factory=list)
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -58,7 +59,7 @@ def module_name(path: Path) -> str:
 def read_graph(src: Path = SRC) -> Graph:
     graph = Graph()
     for path in sorted((src / PACKAGE).rglob("*.py")):
-        graph.modules[module_name(path)] = path
+        graph.modules[module_name(path, src)] = path
     for name, path in graph.modules.items():
         tree = ast.parse(path.read_text(), str(path))
         is_package = path.name == "__init__.py"
@@ -123,12 +124,24 @@ def _existing(dotted: str, modules: dict[str, Path]) -> str | None:
 # -- layers ----------------------------------------------------------------------
 
 
-def contract_layers(pyproject: Path = ROOT / "pyproject.toml") -> list[list[str]]:
-    """The `layers` contract's layers, top first, each a list of sibling names."""
+@dataclass(frozen=True)
+class Layer:
+    names: tuple[str, ...]  # the packages or modules of seedbed in this layer
+    independent: bool  # joined by `|`: neither may import the other
+
+
+def contract_layers(pyproject: Path = ROOT / "pyproject.toml") -> list[Layer]:
+    """The `layers` contract's layers, top first.
+
+    Siblings joined by `|` are independent (neither imports the other), as in
+    import-linter; siblings joined by `:` may import each other.
+    """
     config = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]
     (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
-    return [[part.strip() for part in layer.replace(":", "|").split("|")]
-            for layer in contract["layers"]]  # fmt: skip
+    return [
+        Layer(tuple(part.strip() for part in text.replace(":", "|").split("|")), "|" in text)
+        for text in contract["layers"]
+    ]
 
 
 def package_of(module: str) -> str:
@@ -137,28 +150,39 @@ def package_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def layer_index(layers: list[list[str]]) -> dict[str, float]:
-    index: dict[str, float] = {"": FACADE_LAYER}
-    for rank, names in enumerate(layers):
-        for layer_name in names:
-            index[layer_name] = rank
+def layer_index(layers: list[Layer]) -> dict[str, float]:
+    """Each package's rank, top 0; the facade between the CLI's layer and the next."""
+    index: dict[str, float] = {}
+    for rank, layer in enumerate(layers):
+        for name in layer.names:
+            index[name] = rank
+    index[""] = index[FACADE_BELOW] + 0.5
     return index
 
 
-def upward(graph: Graph, index: dict[str, float]) -> list[Import]:
-    """Imports of a higher layer (a smaller rank), or of a package in no layer."""
+def upward(graph: Graph, layers: list[Layer]) -> list[Import]:
+    """Imports of a higher layer (a smaller rank), of an independent sibling, or
+    of a package in no layer."""
+    index = layer_index(layers)
+    independent = {name for layer in layers if layer.independent for name in layer.names}
     bad = []
     for imp in graph.imports:
         source, target = package_of(imp.source), package_of(imp.target)
         if source == target:
             continue
-        if source not in index or target not in index or index[target] < index[source]:
+        if (
+            source not in index
+            or target not in index
+            or index[target] < index[source]
+            or (index[target] == index[source] and source in independent)
+        ):
             bad.append(imp)
     return bad
 
 
-def unlayered(graph: Graph, index: dict[str, float]) -> list[str]:
-    return sorted({package_of(m) for m in graph.modules} - set(index))
+def unlayered(graph: Graph, layers: list[Layer]) -> list[str]:
+    """Packages of seedbed that no layer names (the facade is placed apart)."""
+    return sorted({package_of(m) for m in graph.modules} - set(layer_index(layers)))
 
 
 # -- cycles -----------------------------------------------------------------------
@@ -223,26 +247,26 @@ def crossing(groups: list[list[str]]) -> list[list[str]]:
 
 def main() -> int:
     graph = read_graph()
-    index = layer_index(contract_layers())
+    layers = contract_layers()
     counts = {where: sum(i.where == where for i in graph.imports)
               for where in ("module", "function", "type-checking")}  # fmt: skip
     groups = cycles(graph)
     across = crossing(groups)
-    bad = upward(graph, index)
+    bad = upward(graph, layers)
     print(
         f"{len(graph.modules)} modules; seedbed imports: {counts['module']} module-level, "
         f"{counts['function']} function-level, {counts['type-checking']} type-checking"
     )
     print(f"cycles: {len(groups)} ({len(across)} crossing packages, "
           f"{sum(map(len, across))} modules in them)")  # fmt: skip
-    for group in across:
+    for group in groups:
         print("  cycle: " + " ".join(group))
     print(f"upward imports: {len(bad)} ({sum(i.where == 'function' for i in bad)} lazy)")
     for imp in bad:
         print(f"  {imp.source}:{imp.line} ({imp.where}) imports {imp.target}")
-    for name in unlayered(graph, index):
+    for name in unlayered(graph, layers):
         print(f"  in no layer: seedbed.{name}")
-    return 1 if across or bad or unlayered(graph, index) else 0
+    return 1 if across or bad or unlayered(graph, layers) else 0
 
 
 if __name__ == "__main__":
