@@ -10,11 +10,13 @@ effectiveness and assertion catalog; nothing else changes. Naming a target
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.util
 import inspect
 import os
+import platform
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +30,12 @@ from seedbed._core.naming import (
     replay_command,
     scenario_replay,
 )
+from seedbed._core.trace import recording
+from seedbed._core.tracefile import write_trace
+from seedbed._core.version import VERSION
 from seedbed._harness.outcome import SeedOutcome
-from seedbed.aio.runner import execute, make_config
+from seedbed.aio._digest import result_digest
+from seedbed.aio.runner import execute, failure_line, make_config
 from seedbed.errors import SimulationFailure, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import user_location
@@ -189,28 +195,57 @@ def _run_simulation_function(
     func: Callable[..., Any], seed: int, options: dict[str, Any]
 ) -> SeedOutcome:
     budgets, trace = _split_options(options)
-    if budgets or trace is not None:
+    if budgets:
         raise UsageError(
-            "a function that builds its own Simulation sets its own budgets and trace: "
+            "a function that builds its own Simulation sets its own budgets: "
             "pass them to Simulation(...) or run(max_time=...), or make it a Scenario"
         )
     target = describe(func)
     replay = f"seedbed run {target} --seed {seed}" if target else f"{func.__qualname__}({seed})"
-    try:
-        value = func(seed)
-    except (UsageError, KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as error:
-        name_replay(error, replay)
-        context = getattr(error, "context", None)
-        steps = context.step if context is not None else None
-        vt = context.virtual_time_ns / 1e9 if context is not None else None
-        return SeedOutcome("simulation", seed, None, error, None, steps, vt, replay,
-                             location=_location(error))  # fmt: skip
+    recorder: contextlib.AbstractContextManager[list[Trace]] = (
+        recording() if trace is not None else contextlib.nullcontext([])
+    )
+    with recorder as traces:
+        try:
+            value = func(seed)
+        except (UsageError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:
+            _write_recorded(trace, seed, traces, None, error)
+            name_replay(error, replay)
+            context = getattr(error, "context", None)
+            steps = context.step if context is not None else None
+            vt = context.virtual_time_ns / 1e9 if context is not None else None
+            return SeedOutcome("simulation", seed, None, error, None, steps, vt, replay,
+                               location=_location(error))  # fmt: skip
+    _write_recorded(trace, seed, traces, value, None)
     return SeedOutcome(
         "simulation", seed, value, None, getattr(value, "trace_hash", None),
         getattr(value, "steps", None), getattr(value, "virtual_time", None), replay,
     )  # fmt: skip
+
+
+def _write_recorded(
+    path: str | Path | None,
+    seed: int,
+    traces: list[Trace],
+    value: Any,
+    error: BaseException | None,
+) -> None:
+    """Write what the function's own runs traced as one trace file (their events
+    in order, their hashes joined), so two runs of a seed can be compared."""
+    if path is None:
+        return
+    header = {"seedbed": VERSION, "python": platform.python_version(), "seed": seed,
+              "options": {}, "kind": "simulation function", "runs": len(traces)}  # fmt: skip
+    events = [event for trace in traces for event in trace.events or ()]
+    end = {
+        "end": len(events),
+        "hash": ",".join(trace.hash for trace in traces),
+        "failure": failure_line(error),
+        "result": None if error is not None else result_digest(value),
+    }
+    write_trace(path, header, events, end)
 
 
 def name_replay(error: BaseException | None, replay: str) -> None:
