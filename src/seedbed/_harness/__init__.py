@@ -13,6 +13,6 @@ Below the CLI and the pytest plugin, above `scenario`. One job per module:
 
 Naming a target (its description and replay command) lives below, in
 `seedbed._core.naming`, so layers under this one print replay commands
-without importing it. Nothing here imports click: the commands are in
-`seedbed.cli`.
+without importing it. The commands are in `seedbed.cli`; nothing here
+imports click but the sweep engine, for its progress lines.
 """
