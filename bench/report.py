@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from _results_fixture import write_results
-from seedbed._report import write_report
+from seedbed._harness.report import write_report
 
 
 def measure(results: Path, page: Path) -> None:

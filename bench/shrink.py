@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from seedbed._shrink._search import Shrinker
-from seedbed._shrink._trial import run_trial
-from seedbed._target import resolve
+from seedbed._harness.shrink._search import Shrinker
+from seedbed._harness.shrink._trial import run_trial
+from seedbed._harness.targets import resolve
 
 # A failing seed of each planted-bug scenario (a hint: see `failing_seed`).
 SEEDS = {

@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import _sweep_scenario
-from seedbed._sweep._dask import DaskPool
-from seedbed._sweep._pool import WorkerPool
-from seedbed._sweep._results import ResultsWriter
+from seedbed._harness.sweeps._dask import DaskPool
+from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed._harness.sweeps._results import ResultsWriter
 
 SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "pool1_extra", "start2", "pool2",
            "pool2_cpu", "pool2_extra", "dask2", "dask2_cpu", "dask2_extra")  # fmt: skip
@@ -96,7 +96,7 @@ def _cpu(here: float) -> tuple[float, float]:
             times, command = child.cpu_times(), child.cmdline()
         except psutil.Error:  # it ended meanwhile
             continue
-        if "seedbed._sweep._worker" in command:
+        if "seedbed._harness.sweeps._worker" in command:
             seeds += times.user + times.system
         else:
             others += times.user + times.system

@@ -6,8 +6,8 @@ from one seed, so a failure found under a seed replays bit for bit.
 """
 
 from seedbed import fs
-from seedbed._selfcheck import check_determinism
-from seedbed._version import VERSION as __version__
+from seedbed._core.version import VERSION as __version__
+from seedbed._harness.selfcheck import check_determinism
 from seedbed.aio import (
     EventLoopPolicy,
     LoopConfig,

@@ -11,6 +11,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "BudgetExceeded",
+    "CancellationSwallowed",
+    "Deadlock",
+    "InvariantViolation",
+    "LivenessFailure",
+    "Nondeterminism",
+    "RunContext",
+    "SeedbedError",
+    "SeedbedWarning",
+    "SimulatedFailure",
+    "SimulationEscape",
+    "SimulationFailure",
+    "SimulatorBug",
+    "UncaughtError",
+    "UsageError",
+]
+
 
 class SeedbedError(Exception):
     """Base class of every error seedbed raises on purpose."""

@@ -25,8 +25,21 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionRepr
 
-from seedbed._hashseed import hash_seed_is_fixed
-from seedbed._sweep._command import runner_for_pytest
+from seedbed._core.hashseed import hash_seed_is_fixed
+from seedbed._harness.sweeps._command import runner_for_pytest
+
+# The hooks pytest calls and the two fixtures; pytest finds them by name.
+__all__ = [
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_pyfunc_call",
+    "pytest_report_header",
+    "pytest_runtest_makereport",
+    "seed",
+    "seedbed_run",
+]
 
 DEFAULT_SEEDS = 10
 _REPLAY = "seedbed_replay"  # the user property that carries a failing seed's replay line

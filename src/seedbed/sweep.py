@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seedbed._core import Trace
-from seedbed._target import replay_command
+from seedbed._core.naming import replay_command
 from seedbed.aio.runner import RunOutcome, check_seed, execute, make_config
+
+__all__ = ["SeedFailure", "SweepResult", "summarize", "sweep"]
 
 
 @dataclass(frozen=True)

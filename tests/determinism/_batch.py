@@ -2,7 +2,7 @@
 
     python tests/determinism/_batch.py PAD SEEDS [TRACE_DIR]
 
-PAD shifts this process's heap before the runs (see `_selfcheck`), so an order
+PAD shifts this process's heap before the runs (see `seedbed._harness.selfcheck`), so an order
 set by memory addresses shows up as a difference between processes. With
 TRACE_DIR, seed 0 of each program also writes its trace there.
 """

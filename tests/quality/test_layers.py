@@ -1,65 +1,92 @@
-"""Layers import only downward (DESIGN.md §1).
+"""Layers import only downward (DESIGN.md §1), and no cycle crosses packages.
 
-Read statically from the source (every `import`/`from ... import`, including
-those inside functions), so a cycle hidden by import order still shows.
+The rules are the `layers` contract in pyproject.toml's `[tool.importlinter]`,
+which CI checks with `lint-imports`; this is a second, dependency-free
+reading of the same contract from the source (`import_graph`), which also
+finds the cycles among the imports that run. Every `import` counts, the ones
+inside functions too.
 """
 
 from __future__ import annotations
 
-import ast
+import textwrap
 from pathlib import Path
 
-import pytest
+import import_graph as graph  # tests/quality is on sys.path under pytest's default import mode
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "seedbed"
-
-# package -> seedbed packages it must never import
-FORBIDDEN = {
-    "_core": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world", "seedbed.check"),
-    "_identity": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world"),
-    "net": ("seedbed.world", "seedbed.fs", "seedbed.check", "seedbed.scenario"),
-    "fs": ("seedbed.world", "seedbed.net", "seedbed.check", "seedbed.scenario"),
-    "check": ("seedbed.aio", "seedbed.net", "seedbed.fs", "seedbed.world"),
-}
-
-# Modules allowed to sit higher than their package's rule: the assertion
-# oracles live in `check` (DESIGN.md §1, layer 4) but count into the running
-# loop's catalog; the history checkers beside them stay standard-library only.
-ABOVE_THE_RULE = {"check/_assertions.py"}
+LAYERS = graph.contract_layers()
+SEEDBED = graph.read_graph()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
-            found.extend((node.lineno, f"{node.module}.{a.name}") for a in node.names)
-        elif isinstance(node, ast.Import):
-            found.extend((node.lineno, a.name) for a in node.names)
-    return found
+def test_every_package_of_seedbed_has_a_layer() -> None:
+    assert graph.unlayered(SEEDBED, LAYERS) == []
 
 
-def _modules(package: str) -> list[Path]:
-    single = SRC / f"{package}.py"
-    return [single] if single.exists() else sorted((SRC / package).rglob("*.py"))
-
-
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_imports_only_downward(package: str) -> None:
+def test_no_import_points_up_or_across_independent_siblings() -> None:
     bad = [
-        f"{path.relative_to(SRC)}:{line} imports {name}"
-        for path in _modules(package)
-        if str(path.relative_to(SRC)) not in ABOVE_THE_RULE
-        for line, name in _imports(path)
-        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[package])
+        f"{imp.source}:{imp.line} ({imp.where}) imports {imp.target}"
+        for imp in graph.upward(SEEDBED, LAYERS)
     ]
-    assert not bad, "upward imports:\n" + "\n".join(bad)
+    assert not bad, "imports against the layer order:\n" + "\n".join(bad)
 
 
-def test_old_identity_path_still_imports() -> None:
-    """Other code (and other branches) import node identity from its old home."""
-    from seedbed import _identity
-    from seedbed.world import _identity as old
+def test_no_cycle_of_imports_crosses_packages() -> None:
+    crossing = graph.crossing(graph.cycles(SEEDBED))
+    assert not crossing, "cycles across packages:\n" + "\n".join(map(" ".join, crossing))
 
-    assert old.NodeRef is _identity.NodeRef
-    assert old.current_node is _identity.current_node
+
+def test_the_layers_are_the_ones_design_md_names() -> None:
+    names = [name for layer in LAYERS for name in layer.names]
+    assert names == [
+        "__main__", "cli", "pytest_plugin", "sweep", "_harness", "_lint", "scenario", "check",
+        "faults", "world", "net", "fs", "aio", "_core", "errors",
+    ]  # fmt: skip
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> graph.Graph:
+    for name, text in files.items():
+        path = tmp_path / "seedbed" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return graph.read_graph(tmp_path)
+
+
+def test_the_reading_finds_a_lazy_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    """The checks above can fail: a planted lazy import of `world` from `aio`
+    is found as upward, and the cycle it closes as crossing packages."""
+    planted = _tree(tmp_path, {
+        "__init__.py": "",
+        "aio/__init__.py": "",
+        "aio/loop.py": "def node():\n    from seedbed.world import current_node\n",
+        "world/__init__.py": "from seedbed.aio import loop\ncurrent_node = None\n",
+    })  # fmt: skip
+    (bad,) = graph.upward(planted, LAYERS)
+    assert (bad.source, bad.target, bad.where) == ("seedbed.aio.loop", "seedbed.world", "function")
+    assert graph.crossing(graph.cycles(planted)) == [["seedbed.aio.loop", "seedbed.world"]]
+
+
+def test_the_reading_finds_an_import_of_the_facade_and_between_independent_siblings(
+    tmp_path: Path,
+) -> None:
+    planted = _tree(tmp_path, {
+        "__init__.py": "",
+        "_harness/__init__.py": "import seedbed\n",
+        "net/__init__.py": "from . import _pipe\n",
+        "net/_pipe.py": "from seedbed.fs import DiskConfig\n",
+        "fs/__init__.py": "DiskConfig = None\n",
+    })  # fmt: skip
+    found = {(imp.source, imp.target) for imp in graph.upward(planted, LAYERS)}
+    assert found == {("seedbed._harness", "seedbed"), ("seedbed.net._pipe", "seedbed.fs")}
+
+
+def test_imports_under_type_checking_do_not_make_cycles(tmp_path: Path) -> None:
+    planted = _tree(tmp_path, {
+        "__init__.py": "",
+        "aio/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                           "    from seedbed._core import clock\n",
+        "_core/__init__.py": "",
+        "_core/clock.py": "from seedbed import aio\n",
+    })  # fmt: skip
+    assert graph.cycles(planted) == []
+    where = {(imp.source, imp.where) for imp in planted.imports}
+    assert ("seedbed.aio", "type-checking") in where

@@ -5,7 +5,7 @@ from __future__ import annotations
 from examples import counter
 
 from seedbed import InvariantViolation
-from seedbed._target import run_target
+from seedbed._harness.targets import run_target
 
 
 def test_the_counters_forgotten_request_ids_are_found_within_200_seeds() -> None:

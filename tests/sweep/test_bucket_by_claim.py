@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import seedbed
-from seedbed._sweep._record import describe_error
+from seedbed._harness.sweeps._record import describe_error
 
 
 def _failure_with(detail: int) -> BaseException:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.sweep._cli import RACE, seedbed
@@ -61,4 +62,67 @@ def test_state_kept_between_seeds_in_one_process_is_caught(tmp_path: Path) -> No
     done = seedbed("check-determinism", f"{tmp_path}/prog.py:main", "--seeds", "4", "--jobs", "1")
     assert done.returncode == 1, done.stderr
     assert "result_digest: " in done.stdout
+    assert "depends on the seeds run before it in the same process" in done.stdout
+
+
+# Plain functions f(seed) that build and run their own Simulation (issue 23.3):
+# a divergence is reported as one, never as a complaint about options.
+SIMULATION_SET_ORDER = """
+import asyncio
+from seedbed import Simulation
+
+async def visit():
+    await asyncio.sleep(0.001)
+
+def world(seed):
+    sim = Simulation(seed=seed)
+    for name in {"alpha", "beta", "gamma", "delta", "epsilon"}:  # string-hash order
+        sim.client(name, visit)
+    return sim.run(max_time=5.0)
+"""
+
+SIMULATION_LEAK = """
+import asyncio
+from seedbed import Simulation
+
+runs = 0
+
+def world(seed):
+    global runs
+    runs += 1  # survives from one seed to the next in the same process
+    count = runs
+
+    async def visit():
+        for _ in range(count):
+            await asyncio.sleep(0.001)
+
+    sim = Simulation(seed=seed)
+    sim.client("c1", visit)
+    return sim.run(max_time=5.0)
+"""
+
+
+def test_a_simulation_function_that_diverges_is_reported_with_its_first_differing_event(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "prog.py").write_text(SIMULATION_SET_ORDER)
+    done = seedbed("check-determinism", f"{tmp_path}/prog.py:world", "--seeds", "2", "--jobs", "1")
+    assert done.returncode == 1, done.stderr
+    assert "sets its own budgets" not in done.stdout + done.stderr
+    assert "2 of 2 seeds diverged" in done.stdout
+    assert "  trace_hash: " in done.stdout
+    assert "first differing event " in done.stdout
+    for hash_seed in ("0", "1"):  # each side names a node the set put first
+        assert re.search(rf"PYTHONHASHSEED={hash_seed}: .*(alpha|beta|gamma|delta|epsilon)",
+                         done.stdout), done.stdout  # fmt: skip
+
+
+def test_a_simulation_function_keeping_state_between_seeds_is_reported_as_such(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "prog.py").write_text(SIMULATION_LEAK)
+    done = seedbed("check-determinism", f"{tmp_path}/prog.py:world", "--seeds", "2", "--jobs", "1")
+    assert done.returncode == 1, done.stderr
+    assert "sets its own budgets" not in done.stdout + done.stderr
+    assert "2 of 2 seeds diverged" in done.stdout
     assert "depends on the seeds run before it in the same process" in done.stdout

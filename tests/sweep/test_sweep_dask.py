@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from tests.sweep._cli import records, seed_results, seedbed, start, write_program
 
-from seedbed._sweep import _dask
+from seedbed._harness.sweeps import _dask
 from seedbed.cli import cli
 
 pytest.importorskip("distributed", reason="the Dask backend's tests need seedbed[dask]")

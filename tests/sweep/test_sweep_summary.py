@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.console import Console
 
-from seedbed._sweep._display import LiveProgress, summary_lines
-from seedbed._sweep._record import bucket_of, mask_numbers
-from seedbed._sweep._summary import summarize
+from seedbed._harness.sweeps._display import LiveProgress, summary_lines
+from seedbed._harness.sweeps._record import bucket_of, mask_numbers
+from seedbed._harness.sweeps._summary import summarize
 
 
 def record(seed: int, status: str = "pass", **fields: Any) -> dict[str, Any]:

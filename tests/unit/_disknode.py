@@ -12,8 +12,8 @@ from typing import Any
 import seedbed
 from seedbed import fs
 from seedbed._core.entropy import Entropy
+from seedbed._core.identity import NodeRef, new_node_context
 from seedbed._core.trace import Trace
-from seedbed.world._identity import NodeRef, new_node_context
 
 
 class Node:

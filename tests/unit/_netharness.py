@@ -11,9 +11,9 @@ import contextvars
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from seedbed._core.identity import NODE, NodeRef, new_node_context
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.net import NetworkConfig, SimNetwork
-from seedbed.world._identity import NODE, NodeRef, new_node_context
 
 
 class Directory:

@@ -19,8 +19,8 @@ import pytest
 import seedbed
 from seedbed import fs
 from seedbed._core.entropy import Entropy
+from seedbed._core.identity import NodeRef, current_ref, new_node_context
 from seedbed.errors import UsageError
-from seedbed.world._identity import NodeRef, current_ref, new_node_context
 
 Body = Callable[[str], Awaitable[Any]]
 

@@ -13,7 +13,7 @@ import pytest
 from _disknode import Node, pwrite
 
 from seedbed import fs
-from seedbed.world._identity import new_node_context
+from seedbed._core.identity import new_node_context
 
 SECTOR = 512
 PREFIX = fs.DiskConfig(tear_model="prefix")  # seedbed 0.1's crash: only a last write's prefix

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from seedbed._lint import RULES, LintError, lint_paths, lint_source
-from seedbed._lint._command import lint
+from seedbed.cli._lint import lint
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = Path(__file__).resolve().parent / "lint_cases"

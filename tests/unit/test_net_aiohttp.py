@@ -9,7 +9,7 @@ import pytest
 from _netharness import World
 from aiohttp import web
 
-from seedbed.world._identity import current_node
+from seedbed._core.identity import current_node
 
 
 def test_aiohttp_resolves_through_the_loop_not_aiodns() -> None:

@@ -8,8 +8,8 @@ from itertools import pairwise
 import pytest
 from _netharness import World
 
+from seedbed._core.identity import current_node
 from seedbed.net import NetworkConfig
-from seedbed.world._identity import current_node
 
 COUNT = 400
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from _netharness import World
 
+from seedbed._core.identity import current_node
 from seedbed.errors import UsageError
 from seedbed.net import NetworkConfig
-from seedbed.world._identity import current_node
 
 
 async def echo_server(port: int = 7000) -> asyncio.AbstractServer:

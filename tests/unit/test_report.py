@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from bench._results_fixture import HOSTILE, write_results
 
-from seedbed._report import ResultsError, read_results, write_report
+from seedbed._harness.report import ResultsError, read_results, write_report
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from bench._results_fixture import HOSTILE, write_results
 
-from seedbed._report import write_report
+from seedbed._harness.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [

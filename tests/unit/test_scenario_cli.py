@@ -13,7 +13,8 @@ import pytest
 from tests.unit import _scenarios
 
 from seedbed import BudgetExceeded, InvariantViolation, UsageError
-from seedbed._target import resolve, run_target
+from seedbed._core.tracefile import read_trace
+from seedbed._harness.targets import resolve, run_target
 
 REPO = Path(__file__).resolve().parents[2]
 FILE = "tests/unit/_scenarios.py"
@@ -46,6 +47,20 @@ def test_run_target_runs_a_plain_function_that_builds_a_simulation() -> None:
     assert "replay: seedbed run tests.unit._scenarios:plain_simulation --seed 3" in str(
         failed.error.__notes__
     )
+
+
+def test_a_plain_simulation_function_can_be_traced_and_keeping_its_events_changes_no_hash(
+    tmp_path: Path,
+) -> None:
+    """What check-determinism needs to name a divergent function's first
+    differing event (issue 23.3): its own Simulation's events, recorded."""
+    path = tmp_path / "run.jsonl"
+    traced = run_target(_scenarios.plain_simulation, 5, trace=str(path))
+    plain = run_target(_scenarios.plain_simulation, 5)
+    assert traced.error is None and traced.trace_hash == plain.trace_hash
+    recorded = read_trace(path)
+    assert recorded.seed == 5 and recorded.end["hash"] == traced.trace_hash
+    assert len(recorded.events) == recorded.end["end"] > 0
 
 
 def test_an_async_main_that_runs_a_simulation_inside_is_refused_with_advice() -> None:

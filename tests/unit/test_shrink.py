@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from tests.unit import _ledger
 
-from seedbed._cli_explore import explore_options
-from seedbed._shrink._file import read_choices
-from seedbed._shrink._search import Shrinker
-from seedbed._shrink._trial import asyncio_log_off, run_trial
-from seedbed._target import resolve
+from seedbed._harness.explore import explore_options
+from seedbed._harness.shrink._file import read_choices
+from seedbed._harness.shrink._search import Shrinker
+from seedbed._harness.shrink._trial import asyncio_log_off, run_trial
+from seedbed._harness.targets import resolve
 from seedbed.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]

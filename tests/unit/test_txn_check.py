@@ -18,9 +18,9 @@ from seedbed.check import (
     parse_txn_history,
     read_txn_history,
 )
-from seedbed.check._cli import check_history
 from seedbed.check._history import Event
 from seedbed.check._txn_history import read_edn_line
+from seedbed.cli._check import check_history
 
 ELLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "elle"
 

@@ -8,13 +8,16 @@ blake2b digest, so the hash never depends on `PYTHONHASHSEED`.
 
 A trace can also keep its events (to write them out) or check each one
 against a recorded list, raising `Nondeterminism` at the first that differs.
+Inside a `recording()` block every new trace keeps its events: how the
+harness records a run whose trace it cannot pass in.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from seedbed.errors import Nondeterminism
 
@@ -63,12 +66,36 @@ def describe_event(event: Sequence[Field]) -> str:
     return " ".join(str(field) for field in event)
 
 
+# The open `recording()` blocks, innermost last, each with the traces made in it.
+_recordings: list[list[Trace]] = []
+
+
+@contextmanager
+def recording() -> Iterator[list[Trace]]:
+    """Every `Trace` made inside the block keeps its events; the list yielded
+    holds them in the order they were made.
+
+    For runs the harness does not build itself (a function f(seed) that makes
+    its own `Simulation`): it cannot pass such a run a trace, so it records
+    what the run's loop traces. Keeping events changes no hash.
+    """
+    made: list[Trace] = []
+    _recordings.append(made)
+    try:
+        yield made
+    finally:
+        _recordings.pop()
+
+
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
     __slots__ = ("_expected", "count", "divergence", "events", "quiet", "word")
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
+        if _recordings:
+            keep = True
+            _recordings[-1].append(self)
         self.word = _OFFSET
         self.count = 0
         self.events: list[Event] | None = [] if keep else None

@@ -16,7 +16,7 @@ most `MAX_LINE` bytes. A malformed line, or a file cut short, is recorded as
 the trace's `defect` (a one-line `UsageError` naming file and line) and ends
 the recorded events there: the replay stops at that point and reports the
 defect, never a divergence. Nothing is ever unpickled: the only reader is
-`json`, through `seedbed._safejson`.
+`json`, through `seedbed._core.safejson`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from seedbed import _safejson as safejson
+from seedbed._core import safejson
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError

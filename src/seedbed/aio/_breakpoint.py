@@ -85,8 +85,8 @@ def _user_frame(task: Any) -> Any:
 
 def stop_here(handle: Any, step: int, now_ns: int) -> None:
     """Open the debugger; called inside the context of `handle`, about to run."""
+    from seedbed._core.identity import current_node
     from seedbed.aio._explore import task_of
-    from seedbed.world import current_node
 
     callback = handle._callback
     task = task_of(handle)

@@ -40,8 +40,8 @@ from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core import Entropy, Trace, VirtualClock, contract
+from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.trace import MASK, PRIME
-from seedbed._hashseed import warn_once_if_unfixed
 from seedbed.aio import _blocking, _breakpoint, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from seedbed._core import Trace
+from seedbed._core.naming import replay_command
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter, write_trace
 from seedbed._core.validate import check_seed as check_seed  # re-exported: callers import it here
-from seedbed._target import replay_command
-from seedbed._version import VERSION
+from seedbed._core.version import VERSION
 from seedbed.aio._digest import result_digest, short_repr
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop

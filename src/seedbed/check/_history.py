@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Literal, TypeAlias
 
-from seedbed import _safejson as safejson
+from seedbed._core import safejson
 from seedbed.errors import UsageError
 
 EventType: TypeAlias = Literal["invoke", "ok", "fail", "info"]

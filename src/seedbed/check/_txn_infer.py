@@ -30,7 +30,7 @@ reads. The graph itself goes to `_txn_cycles`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -162,8 +162,19 @@ def _read_of(txn: Txn, key: Hashable, state: Any, model: str) -> Any:
     return None
 
 
-def infer(history: TxnHistory, *, realtime: bool = True, process: bool = True) -> Inference:
-    """Build the dependency graph of ``history`` and find the direct anomalies."""
+def infer(
+    history: TxnHistory,
+    read_rules: Callable[[Inference], None],
+    *,
+    realtime: bool = True,
+    process: bool = True,
+) -> Inference:
+    """Build the dependency graph of ``history`` and find the direct anomalies.
+
+    ``read_rules`` is the model's own inference (``infer_list_append`` or
+    ``infer_rw_register``): passed in by the caller, which imports both, so
+    the model modules can import this one without a cycle.
+    """
     check_unique_writes(history)
     n = len(history.txns)
     nodes = [t.id for t in history.txns if t.status != "fail"]
@@ -172,14 +183,7 @@ def infer(history: TxnHistory, *, realtime: bool = True, process: bool = True) -
         for f, key, value in txn.mops:
             if f != "r":
                 inference.writer[(key, value)] = txn.id
-    if history.model == "list-append":
-        from seedbed.check._txn_append import infer_list_append
-
-        infer_list_append(inference)
-    else:
-        from seedbed.check._txn_register import infer_rw_register
-
-        infer_rw_register(inference)
+    read_rules(inference)
     if realtime:
         add_realtime_edges(inference)
     if process:

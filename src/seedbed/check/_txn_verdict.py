@@ -30,15 +30,17 @@ reported again as G-single-realtime (which it implies).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
 from seedbed.check._history import History
+from seedbed.check._txn_append import infer_list_append
 from seedbed.check._txn_cycles import BASE_CLASSES, CycleResult, CycleSearch, Step, classify
 from seedbed.check._txn_history import TxnHistory, TxnModel, txns_from_history
 from seedbed.check._txn_infer import KIND_NAMES, PROCESS, REALTIME, Anomaly, Inference, infer
+from seedbed.check._txn_register import infer_rw_register
 from seedbed.errors import UsageError
 
 _RU: Final = frozenset({"G0", "garbage-read", "duplicate-append", "cyclic-versions"})
@@ -46,6 +48,12 @@ _RC: Final = _RU | {"G1a", "G1b", "G1c", "dirty-update", "incompatible-order", "
 _RR: Final = _RC | {"G-single", "G-nonadjacent", "G2-item", "G2"}
 _SI: Final = _RC | {"internal", "G-single", "G-nonadjacent"}
 _SER: Final = _RR | _SI
+
+# What each history model's reads reveal (see `_txn_infer`), by model name.
+READ_RULES: dict[str, Callable[[Inference], None]] = {
+    "list-append": infer_list_append,
+    "rw-register": infer_rw_register,
+}
 
 
 def _forms(names: Iterable[str]) -> frozenset[str]:
@@ -176,7 +184,7 @@ def check_transactions(
         if name not in PROHIBITED:
             raise UsageError(f"unknown consistency model {name!r}; known: {', '.join(PROHIBITED)}")
     txns = history if isinstance(history, TxnHistory) else txns_from_history(history, model)
-    inference = infer(txns, realtime=realtime, process=process)
+    inference = infer(txns, READ_RULES[txns.model], realtime=realtime, process=process)
     anomalies = list(inference.direct)
     deadline = None if timeout is None else began + timeout
     cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)

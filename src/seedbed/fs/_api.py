@@ -11,7 +11,7 @@ import errno
 import os
 import posixpath
 
-from seedbed._identity import current_ref
+from seedbed._core.identity import current_ref
 from seedbed.errors import UsageError
 from seedbed.fs._file import File, parse_mode
 from seedbed.fs._real import RealBackend

@@ -26,7 +26,7 @@ import contextvars
 import errno
 from typing import NoReturn
 
-from seedbed._identity import NodeRef
+from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN, Link
 from seedbed.net._pipe import Pipe

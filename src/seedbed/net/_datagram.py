@@ -17,7 +17,7 @@ import contextvars
 import socket
 from typing import Any
 
-from seedbed._identity import NodeRef
+from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
 from seedbed.net._stream import SimSocket

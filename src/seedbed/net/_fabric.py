@@ -12,7 +12,7 @@ import contextvars
 from typing import Any
 
 from seedbed._core import Stream, Trace
-from seedbed._identity import NodeDirectory
+from seedbed._core.identity import NodeDirectory
 from seedbed.net._addresses import AddressBook, PortTable
 from seedbed.net._config import NetworkConfig
 from seedbed.net._links import Links

@@ -24,7 +24,7 @@ import ssl as ssl_module
 from typing import Any
 
 from seedbed._core import Stream
-from seedbed._identity import NodeDirectory, NodeRef, current_ref
+from seedbed._core.identity import NodeDirectory, NodeRef, current_ref
 from seedbed.errors import SimulationEscape, UsageError
 from seedbed.net._addresses import LOOPBACK, port_number
 from seedbed.net._config import NetworkConfig

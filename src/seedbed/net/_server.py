@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from seedbed._identity import NodeRef
+from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._stream import SimSocket, StreamEndpoint
 

@@ -26,7 +26,7 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from seedbed._identity import NodeRef
+from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._pipe import DATA, RST, Pipe
 

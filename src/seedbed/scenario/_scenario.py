@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core import Entropy, Trace, choices
+from seedbed._core.naming import scenario_replay
 from seedbed._core.validate import check_positive_int, check_seconds
 from seedbed.aio._state import LoopConfig
 from seedbed.errors import (
@@ -162,8 +163,6 @@ class Scenario:
         has none (no second run to collect them: what a shrinker's many trial
         runs want). Usage errors (a broken setup call, bad options) still raise.
         """
-        from seedbed._target import scenario_replay
-
         command = replay or scenario_replay(self, seed, overrides)
         world = dict(overrides or {})
         if recording is not None:

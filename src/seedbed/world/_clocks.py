@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from seedbed._core import WALL_EPOCH_NS, Stream, to_ns
+from seedbed._core.identity import NodeRef, current_ref
 from seedbed._core.validate import check_fraction, check_seconds
-from seedbed._identity import NodeRef, current_ref
 
 
 @dataclass(frozen=True)

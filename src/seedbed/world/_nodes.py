@@ -25,7 +25,7 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
-from seedbed._identity import NodeRef, new_node_context
+from seedbed._core.identity import NodeRef, new_node_context
 from seedbed.aio._handles import SimTask
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError

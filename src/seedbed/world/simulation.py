@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from seedbed._core import Trace, to_ns
+from seedbed._core.identity import NODE
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter
 from seedbed._core.validate import MAX_SECONDS, check_bool
-from seedbed._identity import NODE
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import (

@@ -1,0 +1,34 @@
+"""Replaying a choice file, for `seedbed run --choices FILE`.
+
+The file's choices replace the run's fresh draws (leniently: a run that
+draws differently falls back to defaults), and the outcome's replay command
+names the file, since the seed alone no longer reproduces the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from seedbed._core import choices
+from seedbed._harness.shrink._file import read_choices
+from seedbed._harness.targets import name_replay
+
+
+def replay_choices(run: Any, path: str, target: str, seed: int | None,
+                   options: dict[str, Any]) -> Any:  # fmt: skip
+    """Run `run(seed, **options)` replaying the choice file at `path`; the
+    outcome's replay command names the file."""
+    saved = read_choices(path, target)
+    the_seed = saved.seed if seed is None else seed
+    merged = {**saved.options, **{k: v for k, v in options.items() if v not in (None, False)}}
+    with choices.session(saved.choices):
+        outcome = run(the_seed, **merged)
+    command = f"seedbed run {target} --choices {path}"
+    if seed is not None and seed != saved.seed:
+        command += f" --seed {seed}"
+    name_replay(outcome.error, command)
+    report = getattr(outcome.error, "report", None)
+    if report is not None:
+        report.replay = command
+    return dataclasses.replace(outcome, replay=command)

@@ -1,0 +1,309 @@
+"""A sweep on a Dask cluster: the same records, streamed back per seed.
+
+`DaskPool` has the local `WorkerPool`'s interface (`run`, `close`), so the
+sweep engine, the results file, resume and the summary are the same code
+whichever runs the seeds. Only the target's name, the run options and seed
+numbers go over the wire; each Dask worker imports the target itself, and
+records come back as JSON-able dicts.
+
+On a Dask worker a task runs a batch of seeds through seedbed's own worker
+process (`_pool.WorkerPool` with one process, kept per worker thread across
+batches), never in the Dask worker itself. That keeps every local guarantee:
+the fixed hash seed (identical trace hashes), a seed that kills its process
+or outlives `--seed-timeout` recorded as `crash`/`timeout` instead of taking
+the Dask worker down, and one core per Dask worker thread without the GIL.
+
+Records travel by `Worker.log_event` on a topic of this sweep: non-blocking
+(the worker's batched stream to the scheduler) and ordered with the task's
+own completion on the same streams, so when a batch's future is done its
+records have arrived. A Distributed `Queue` would add a blocking round trip
+per message, and Pub/Sub promises no delivery. A message per seed costs Dask
+about as much CPU as a short seed, so records go a few at a time, as one
+JSON string (Dask walks nested messages several times on each hop). The
+rule: a worker thread sends at most one message per `_FLUSH` s, with every
+record finished since the last, and its `WorkerPool` wakes at least every
+0.25 s, so a record leaves its worker at most 0.35 s after its seed ends; the
+sweep writes it to the results file on arrival.
+A worker that dies mid-batch loses only records it had not yet sent; Dask
+runs the batch again elsewhere. Records of seeds already received are then
+dropped (runs are deterministic: they are equal), and a batch that ends with
+seeds missing has them sent again, so no seed is lost or written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import tempfile
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed.errors import UsageError
+
+Record = dict[str, Any]
+EXTRA = "the Dask backend needs the optional extra: pip install 'seedbed[dask]'"
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
+_TICK = 0.25  # seconds between progress updates while waiting
+_FLUSH = 0.1  # seconds a finished record may wait on its worker to travel with others
+_MAX_BATCH = 100  # seeds per task at most: a worker's death reruns at most this many
+_IN_FLIGHT = 2  # batches per worker thread: one running, the next waiting on the worker
+_SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
+_SHORTEST = 0.1  # seconds of seeds a batch holds at least: a task costs Dask ~5 ms of CPU
+_ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
+_ATTEMPTS = 3  # times a seed is sent before its missing record is an error
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(EXTRA) from None
+    return distributed
+
+
+# -- the worker's side -------------------------------------------------------
+
+_local = threading.local()
+
+
+def _thread_pool(settings: dict[str, Any], seed_timeout: float) -> WorkerPool:
+    """This thread's seedbed worker process for these settings, started once.
+
+    Per thread, because the process dies with the thread that started it
+    (the worker asks Linux for that), so only that thread may use it.
+    """
+    key = json.dumps([settings, seed_timeout], sort_keys=True)
+    if getattr(_local, "key", None) != key:
+        if getattr(_local, "pool", None) is not None:
+            _local.pool.close()
+        log_dir = Path(tempfile.gettempdir()) / f"seedbed-dask-{uuid.uuid4().hex[:8]}"
+        _local.pool = WorkerPool(settings, 1, log_dir, seed_timeout)
+        _local.key = key
+    pool: WorkerPool = _local.pool
+    return pool
+
+
+class _Sender:
+    """Sends finished records to the scheduler, a few at a time: one message per `_FLUSH` s.
+
+    Called on each record and on each wake of the worker's pool (at least
+    every 0.25 s), so no record waits more than `_FLUSH` + 0.25 s; one message
+    per seed would cost about as much CPU in Dask's comms as a short seed.
+    """
+
+    def __init__(self, worker: Any, topic: str) -> None:
+        self._worker, self._topic = worker, topic
+        self._pending: list[Record] = []
+        self._sent = time.monotonic()
+
+    def add(self, record: Record) -> None:
+        self._pending.append(record)
+        self.flush(force=False)
+
+    def flush(self, force: bool = True) -> None:
+        now = time.monotonic()
+        if self._pending and (force or now - self._sent >= _FLUSH):
+            # One JSON string, not a list of dicts: Dask walks a nested message
+            # several times (a msgpack check, a size estimate, encode and decode on
+            # the scheduler and the client); a string it copies.
+            self._worker.log_event(self._topic, {"records": json.dumps(self._pending)})
+            self._pending, self._sent = [], now
+
+
+def run_batch(settings: dict[str, Any], seeds: list[int], topic: str, seed_timeout: float) -> None:
+    """The Dask task: run `seeds`, sending each record under `topic` soon after it finishes."""
+    worker = _distributed().get_worker()
+    pool = _thread_pool(settings, seed_timeout)
+    sender = _Sender(worker, topic)
+    try:
+        pool.run(({"seed": seed} for seed in seeds), sender.add, lambda: sender.flush(False))
+    except UsageError as exc:  # sent as data: the client need not unpickle our class
+        pool.close()
+        _local.key = _local.pool = None
+        sender.flush()
+        worker.log_event(topic, {"usage": f"on Dask worker {worker.address}: {exc}"})
+    finally:
+        sender.flush()
+
+
+# -- the client's side -------------------------------------------------------
+
+
+# A cluster we start spends its CPU on seeds: no statistical profiler sampling the
+# worker thread every 10 ms, slower housekeeping. The event-loop health check runs
+# every 20 ms in each of the scheduler, nannies and workers: at 1 s a 2-worker
+# cluster at rest uses 23 ms of CPU a second instead of 115. Work stealing has
+# nothing to balance (batches wait on the scheduler until a worker thread is free).
+_QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.scheduler.work-stealing": False,
+}
+
+
+def _connect(scheduler: str) -> tuple[Any, Any]:
+    """(client, cluster we started or None) for `tcp://HOST:PORT` or `local:N`."""
+    distributed = _distributed()
+    import dask
+
+    if scheduler.startswith("local:"):
+        count = scheduler.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
+        with dask.config.set(_QUIET):
+            cluster = distributed.LocalCluster(
+                n_workers=int(count), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=50,
+            )  # fmt: skip
+        return distributed.Client(cluster), cluster
+    if "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
+        raise UsageError(
+            f"--scheduler {scheduler}: not a scheduler address; "
+            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
+        )
+    try:
+        return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({first}); "
+            "is `dask scheduler` running, and the port open?"
+        ) from None
+
+
+class DaskPool:
+    """Seeds run as batches on a Dask cluster; `run` and `close` as `WorkerPool`'s."""
+
+    def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float) -> None:
+        self._client, self._cluster = _connect(scheduler)
+        self._settings = settings
+        self._seed_timeout = seed_timeout
+        self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
+        # Records as they arrive, a message's at once (one wake of `run` each); a batch's
+        # end puts an empty list, so `run` sends the next batch without delay.
+        self._arrived: queue.SimpleQueue[list[Record]] = queue.SimpleQueue()
+        self._client.subscribe_topic(self._topic, self._received)
+        self._seen: set[int] = set()
+        self._sent: dict[int, int] = {}  # seed -> times sent, for seeds with no record yet
+        self._batches = 0
+        self._timed, self._seed_seconds = 0, 0.0  # records received and their seeds' wall time
+        self._threads, self._asked = 1, -math.inf
+
+    @property
+    def threads(self) -> int:
+        """How many seeds the cluster runs at once (its worker threads), asked every few s.
+
+        Workers may join or leave a real cluster during a sweep.
+        """
+        now = time.monotonic()
+        if now - self._asked > _ASK_EVERY:
+            nthreads: dict[str, int] = self._client.nthreads()
+            self._threads, self._asked = max(1, sum(nthreads.values())), now
+        return self._threads
+
+    def run(
+        self,
+        requests: Iterable[Record],
+        on_record: Callable[[Record], None],
+        on_tick: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Run every request on the cluster; `on_record` once per seed, as records arrive.
+
+        Batches are cut as workers need them, each a share of the seeds not yet
+        sent (guided self-scheduling): long batches while many seeds remain keep
+        Dask's per-task cost small, short ones at the end keep every worker busy
+        until the last seed instead of one finishing a long batch alone.
+        """
+        todo = deque(int(request["seed"]) for request in requests)
+        running: dict[Any, list[int]] = {}
+        while todo or running:
+            while todo and len(running) < self.threads * _IN_FLIGHT:
+                seeds = [todo.popleft() for _ in range(self._batch_size(len(todo)))]
+                running[self._submit(seeds)] = seeds
+            self._deliver(on_record)  # a batch's records arrive before it is done
+            for future in [future for future in running if future.done()]:
+                todo.extendleft(reversed(self._finished(future, running.pop(future))))
+            on_tick()
+
+    def _batch_size(self, unsent: int) -> int:
+        size = math.ceil(unsent / (_SHARE * self.threads))
+        if self._seed_seconds > 0:  # never so short that Dask's cost per task outweighs the seeds
+            size = max(size, math.ceil(_SHORTEST * self._timed / self._seed_seconds))
+        return max(1, min(size, _MAX_BATCH, unsent))
+
+    def _received(self, event: tuple[float, Record]) -> None:
+        """On the client's event-loop thread: hand the records to the sweep's thread."""
+        message = event[1]
+        if "usage" in message:
+            self._arrived.put([message])  # the target cannot run there: the sweep stops
+            return
+        records = json.loads(message["records"])
+        for record in records:
+            record["worker"] = message.get("worker")  # which Dask worker ran it (display only)
+        self._arrived.put(records)
+
+    def _submit(self, seeds: list[int]) -> Any:
+        self._batches += 1
+        for seed in seeds:
+            self._sent[seed] = self._sent.get(seed, 0) + 1
+            if self._sent[seed] > _ATTEMPTS:
+                raise UsageError(
+                    f"seed {seed} ran {_ATTEMPTS} times on the Dask cluster and its record "
+                    "never arrived; --resume continues the sweep"
+                )
+        future = self._client.submit(
+            run_batch, self._settings, seeds, self._topic, self._seed_timeout,
+            key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
+        )  # fmt: skip
+        future.add_done_callback(lambda _: self._arrived.put([]))  # wakes `run`
+        return future
+
+    def _deliver(self, on_record: Callable[[Record], None]) -> None:
+        """Hand on what has arrived, waiting (at most `_TICK` s) for a record or a batch's end."""
+        try:
+            records = self._arrived.get(timeout=_TICK)
+            while True:
+                for record in records:
+                    self._take(record, on_record)
+                records = self._arrived.get_nowait()
+        except queue.Empty:
+            return
+
+    def _take(self, record: Record, on_record: Callable[[Record], None]) -> None:
+        if "usage" in record:
+            raise UsageError(str(record["usage"]))
+        if record["seed"] in self._seen:  # a rerun batch repeats equal records
+            return
+        self._seen.add(record["seed"])
+        self._sent.pop(record["seed"], None)
+        self._timed += 1
+        self._seed_seconds += float(record.get("wall_time") or 0.0)
+        on_record(record)
+
+    def _finished(self, future: Any, seeds: list[int]) -> list[int]:
+        """The batch's seeds with no record yet; raise if the target cannot run."""
+        if future.status == "error":
+            exc = future.exception()
+            raise UsageError(
+                f"a Dask task running seeds {seeds[0]}-{seeds[-1]} failed "
+                f"({type(exc).__name__}: {exc}); --resume continues the sweep"
+            )
+        return [seed for seed in seeds if seed not in self._seen]
+
+    def close(self) -> None:
+        """Cancel what still runs; close the client and any cluster we started."""
+        try:
+            self._client.unsubscribe_topic(self._topic)
+            self._client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()

@@ -1,0 +1,155 @@
+"""How a sweep looks: live progress while it runs, the summary when it stops.
+
+On an interactive terminal a rich progress bar (seeds done, seeds per second,
+failures so far, time left); otherwise (piped, CI) a plain status line every
+few seconds, since rich shows nothing until the end when its output is not a
+terminal. Each new kind of failure is announced once, as it is found. The
+summary is plain text either way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from seedbed._harness.sweeps._record import FAILED
+from seedbed._harness.sweeps._summary import Summary
+
+Record = dict[str, Any]
+_STATUS_EVERY = 5.0  # seconds between plain status lines
+
+
+class LiveProgress:
+    """Progress of one sweep on stderr; `seed_done` after each record is on disk."""
+
+    def __init__(self, total: int, done: int, failed: int, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.interactive = self.console.is_interactive
+        self.total, self.done, self.failed = total, done, failed
+        self.ran = 0  # seeds finished by this run of the sweep (for seeds/s)
+        self.started = time.monotonic()  # display only
+        self._last_status = self.started
+        self._buckets: set[str] = set()
+        self._bar = Progress(
+            TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TextColumn("[red]{task.fields[failed]} failed"),
+            TimeRemainingColumn(), console=self.console, disable=not self.interactive,
+        )  # fmt: skip
+        self._task = self._bar.add_task("sweep", total=total, completed=done, failed=failed,
+                                        rate="")  # fmt: skip
+
+    def __enter__(self) -> LiveProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+        if not self.interactive and exc[0] is None:  # a usage error stays one line
+            self._status()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def rate(self) -> float:
+        elapsed = self.elapsed()
+        return self.ran / elapsed if elapsed > 0 else 0.0
+
+    def seed_done(self, record: Record) -> None:
+        self.done += 1
+        self.ran += 1
+        if record["status"] in FAILED:
+            self.failed += 1
+            self._announce(record)
+        self._bar.update(self._task, completed=self.done, failed=self.failed,
+                         rate=f"{self.rate():.1f} seeds/s")  # fmt: skip
+        self.tick()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if not self.interactive and now - self._last_status >= _STATUS_EVERY:
+            self._status()
+
+    def _status(self) -> None:
+        self._last_status = time.monotonic()
+        self.console.print(
+            f"  {self.done}/{self.total} seeds, {self.failed} failed, "
+            f"{self.rate():.1f} seeds/s{_time_left(self)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+
+    def _announce(self, record: Record) -> None:
+        bucket = str(record.get("bucket"))
+        if bucket in self._buckets:
+            return
+        self._buckets.add(bucket)
+        line = f"new failure, seed {record['seed']}: {bucket}"
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)  # above the bar
+
+
+def _time_left(progress: LiveProgress) -> str:
+    rate, left = progress.rate(), progress.total - progress.done
+    if left <= 0 or rate <= 0:
+        return ""
+    return f", about {left / rate:.0f} s left"
+
+
+def summary_lines(summary: Summary, *, traceback: bool) -> list[str]:
+    """The failure buckets, fault effectiveness and assertion catalog, as text."""
+    lines = []
+    if summary.failing_seeds:
+        shown = ", ".join(str(seed) for seed in summary.failing_seeds[:20])
+        more = summary.failed - 20
+        lines.append(f"failing seeds: {shown}" + (f", ... (+{more} more)" if more > 0 else ""))
+        lines.append(f"failures by kind ({len(summary.buckets)}):")
+        width = len(str(summary.buckets[0].count))
+        for bucket in summary.buckets:
+            lines.append(f"  {bucket.count:>{width}} x {bucket.name}")
+            where = f", at {bucket.location}" if bucket.location else ""
+            lines.append(f"  {'':>{width}}   smallest seed {bucket.smallest_seed}{where}")
+            lines.append(f"  {'':>{width}}   replay: {bucket.replay}")
+            if traceback and bucket.traceback:
+                lines += ["    " + line for line in bucket.traceback.rstrip().splitlines()]
+    lines += _fault_lines(summary) + _assertion_lines(summary)
+    return lines
+
+
+def _fault_lines(summary: Summary) -> list[str]:
+    if not summary.faults or not summary.seeds:
+        return []
+    lines = ["faults (share of seeds where each was injected / had an effect):"]
+    width = max(len(kind) for kind in summary.faults)
+    for kind, entry in sorted(summary.faults.items()):
+        on = 100 * entry["seeds_on"] / summary.seeds
+        effective = 100 * entry["seeds_effective"] / summary.seeds
+        lines.append(
+            f"  {kind:<{width}}  on in {on:.0f}% of seeds, effective in {effective:.0f}% "
+            f"({entry['injected']} injected, {entry['effective']} effective)"
+        )
+    return lines
+
+
+def _assertion_lines(summary: Summary) -> list[str]:
+    if not summary.assertions:
+        return []
+    lines = [f"assertions ({len(summary.assertions)}):"]
+    for message, entry in sorted(summary.assertions.items()):
+        where = f" at {entry['location']}" if entry.get("location") else ""
+        lines.append(
+            f"  {entry['kind']} {message!r}{where}: true in {entry['seeds_true']} of "
+            f"{summary.seeds} seeds ({entry['true']} of {entry['evaluated']} evaluations)"
+        )
+    for message in summary.never_true:
+        entry = summary.assertions[message]
+        lines.append(f"  never true: {entry['kind']} {message!r}: no seed reached it")
+    return lines

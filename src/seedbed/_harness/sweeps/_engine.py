@@ -1,0 +1,241 @@
+"""A whole sweep: resume, the worker pool, the results file, the display, stops.
+
+The order of duties per seed is fixed: the record is appended to the results
+file first, then shown. So Ctrl-C, SIGTERM or SIGKILL at any moment loses no
+seed the sweep has reported, and the summary, printed at the end and on
+Ctrl-C or SIGTERM, is read back from the file: it shows what is on disk.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from seedbed._core.version import VERSION as SEEDBED_VERSION
+from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._dask import DaskPool
+from seedbed._harness.sweeps._display import LiveProgress, summary_lines
+from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed._harness.sweeps._results import (
+    VERSION,
+    Results,
+    ResultsWriter,
+    check_resumable,
+    read_results,
+)
+from seedbed._harness.sweeps._summary import Summary, summarize
+
+Record = dict[str, Any]
+EXIT_INTERRUPTED = {"Ctrl-C": 130, "SIGTERM": 143}
+
+
+@dataclass
+class SweepSpec:
+    """Everything `seedbed sweep` was asked to do."""
+
+    target: str
+    first: int
+    count: int
+    jobs: int
+    out: Path
+    options: dict[str, Any] = field(default_factory=dict)  # run options, as in the header
+    resume: bool = False
+    seed_timeout: float = 300.0
+    as_json: bool = False
+    traceback: bool = False
+    require_sometimes: bool = False
+    argv: list[str] = field(default_factory=list)  # to print the command that resumes
+    scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
+
+    @property
+    def seeds(self) -> range:
+        return range(self.first, self.first + self.count)
+
+    @property
+    def results_path(self) -> Path:
+        return self.out / "results.jsonl"
+
+
+def default_out(target: str) -> Path:
+    """Where a sweep of `target` keeps its results unless told: found again by --resume."""
+    return Path(".seedbed") / "sweeps" / re.sub(r"[^\w.-]+", "-", target).strip("-")
+
+
+def default_jobs() -> int:
+    """One worker per core this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class _Stopped(BaseException):
+    """SIGTERM (or SIGHUP) arrived: stop like Ctrl-C, with the summary."""
+
+
+@contextmanager
+def _stop_on_terminate() -> Iterator[None]:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Stopped(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # Ctrl-C stops the sweep with its summary even where SIGINT arrived ignored
+    # (a shell starts background jobs that way): the sweep is built to stop cleanly.
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _header(spec: SweepSpec) -> Record:
+    return {
+        "kind": "header", "version": VERSION, "target": spec.target,
+        "first": spec.first, "seeds": spec.count, "options": spec.options,
+        "seedbed": SEEDBED_VERSION, "python": platform.python_version(),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }  # fmt: skip
+
+
+def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWriter]:
+    path = spec.results_path
+    if spec.resume and path.exists():
+        previous = read_results(path)
+        check_resumable(path, previous, header)
+        writer = ResultsWriter(path, keep_bytes=previous.whole_bytes)
+    else:
+        previous = Results()
+        writer = ResultsWriter(path, keep_bytes=None)
+    writer.append(header)
+    return previous, writer
+
+
+def run_sweep(spec: SweepSpec) -> int:
+    """Run (or resume) a sweep; print progress and the summary; return the exit code.
+
+    A `UsageError` (the target does not import, a damaged results file)
+    propagates after the workers are stopped.
+    """
+    header = _header(spec)
+    previous, writer = _open_results(spec, header)
+    finished = {seed for seed in previous.seeds if seed in spec.seeds}
+    todo = [seed for seed in spec.seeds if seed not in finished]
+    failed = sum(1 for seed in finished if previous.seeds[seed]["status"] != "pass")
+    settings = {"target": spec.target, "options": spec.options, "runner": runner_prefix()}
+    pool: WorkerPool | DaskPool | None = None
+    stopped: str | None = None
+    progress = LiveProgress(spec.count, len(finished), failed)
+
+    def on_record(record: Record) -> None:
+        writer.append(record)  # on disk before anyone hears of it
+        progress.seed_done(record)
+
+    try:
+        with _stop_on_terminate():
+            pool = _pool(spec, settings, len(todo))  # reaching a Dask cluster may take seconds
+            with progress:
+                pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
+    except KeyboardInterrupt:
+        stopped = "Ctrl-C"
+    except _Stopped as stop:
+        stopped = "SIGTERM" if str(stop) == "SIGTERM" else str(stop)
+    finally:
+        with _signals_ignored():
+            if pool is not None:
+                pool.close()
+            writer.close()
+    return _finish(spec, progress, stopped)
+
+
+def _pool(spec: SweepSpec, settings: Record, todo: int) -> WorkerPool | DaskPool:
+    """The local worker processes, or a Dask cluster when `--scheduler` names one."""
+    if spec.scheduler is None:
+        jobs = min(spec.jobs, max(1, todo))
+        return WorkerPool(settings, jobs, spec.out / "logs", spec.seed_timeout)
+    pool = DaskPool(spec.scheduler, settings, spec.seed_timeout)
+    spec.jobs = pool.threads  # for the summary: seeds the cluster runs at once
+    return pool
+
+
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """While the workers are stopped and the file closed, a second Ctrl-C waits."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int:
+    records = [r for s, r in read_results(spec.results_path).seeds.items() if s in spec.seeds]
+    summary = summarize(records)
+    lines = _headline(spec, summary, progress, stopped)
+    lines += summary_lines(summary, traceback=spec.traceback)
+    if spec.require_sometimes and summary.never_true:
+        lines.append(f"--require-sometimes: {len(summary.never_true)} never true, a failure")
+    lines.append(f"results: {spec.results_path}")
+    if stopped:
+        lines.append(f"continue it with: {_resume_command(spec)}")
+    for line in lines:
+        click.echo(line, err=spec.as_json)
+    if spec.as_json:
+        click.echo(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
+    if stopped:
+        return EXIT_INTERRUPTED.get(stopped, 129)
+    unmet = spec.require_sometimes and summary.never_true
+    return 1 if summary.failed or unmet else 0
+
+
+def _headline(
+    spec: SweepSpec, summary: Summary, progress: LiveProgress, stopped: str | None
+) -> list[str]:
+    speed = f"{progress.ran} run in {progress.elapsed():.1f} s, {progress.rate():.1f} seeds/s"
+    jobs = f"{spec.jobs} {'Dask ' if spec.scheduler else ''}worker{'s' if spec.jobs != 1 else ''}"
+    head = f"{summary.seeds} seeds"
+    if stopped:
+        head = f"stopped by {stopped} after {summary.seeds} of {spec.count} seeds"
+    if not summary.failed:
+        return [f"{head}, no failures ({speed}, {jobs})"]
+    return [f"{head}: {summary.passed} passed, {summary.failed} failed ({speed}, {jobs})"]
+
+
+def _resume_command(spec: SweepSpec) -> str:
+    args = spec.argv or ["sweep", spec.target]
+    extra = [] if "--resume" in args else ["--resume"]
+    return f"{runner_prefix()} {shlex.join([*args, *extra])}"
+
+
+def _json_summary(
+    spec: SweepSpec, summary: Summary, progress: LiveProgress, stopped: str | None
+) -> Record:
+    return {
+        **summary.as_json(),
+        "target": spec.target,
+        "requested": spec.count,
+        "first": spec.first,
+        "jobs": spec.jobs,
+        "results": str(spec.results_path),
+        "seeds_per_second": round(progress.rate(), 3),
+        "stopped": stopped,
+    }
+
+
+def argv() -> list[str]:
+    """The command's own arguments, as typed (for the resume hint)."""
+    return sys.argv[1:]

@@ -1,0 +1,111 @@
+"""`DIR/results.jsonl`: every finished seed, appended and flushed (contract 4).
+
+The first line is a header naming the target, the seed range and the run
+options; `--resume` appends another header and then the seeds still missing.
+Each record goes out in one `write` on a file opened for appending, before the
+sweep reports it, so whatever kills the sweep leaves every reported seed on
+disk. A line cut short by a kill mid-write is dropped on resume (and the file
+trimmed back to the last whole line); any other malformed line is an error
+naming the line. Readers ignore fields and kinds they do not know.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seedbed._harness.sweeps._record import STATUSES
+from seedbed.errors import UsageError
+
+Record = dict[str, Any]
+VERSION = 1
+
+
+@dataclass
+class Results:
+    """What a results file holds: its headers and the latest record per seed."""
+
+    headers: list[Record] = field(default_factory=list)
+    seeds: dict[int, Record] = field(default_factory=dict)
+    whole_bytes: int = 0  # the length up to the last complete line
+
+
+def read_results(path: Path) -> Results:
+    """Read a results file; refuse a damaged one with the line that is wrong."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    results = Results()
+    offset = 0
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        end = offset + len(line) + 1
+        if end > len(data):  # no newline: cut short by a kill mid-write
+            break
+        offset = end
+        if line.strip():
+            _take(results, _parse(path, number, line))
+        results.whole_bytes = offset
+    return results
+
+
+def _parse(path: Path, number: int, line: bytes) -> Record:
+    try:
+        record = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}:{number}: not a JSON line ({exc}); move the file away") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{path}:{number}: expected a JSON object; move the file away")
+    if record.get("kind") == "seed":
+        seed, status = record.get("seed"), record.get("status")
+        if not isinstance(seed, int) or isinstance(seed, bool) or status not in STATUSES:
+            raise UsageError(
+                f"{path}:{number}: a seed record needs an integer 'seed' and a 'status' "
+                f"of {', '.join(STATUSES)}; move the file away"
+            )
+    return record
+
+
+def _take(results: Results, record: Record) -> None:
+    if record.get("kind") == "header":
+        results.headers.append(record)
+    elif record.get("kind") == "seed":
+        results.seeds[record["seed"]] = record
+
+
+def check_resumable(path: Path, results: Results, header: Record) -> None:
+    """Refuse to resume a sweep of another target or with other run options."""
+    if not results.headers:
+        raise UsageError(f"{path} has no header line: not a seedbed sweep; move it away")
+    previous = results.headers[-1]
+    for key in ("target", "options"):
+        if previous.get(key) != header[key]:
+            raise UsageError(
+                f"{path} holds a sweep with {key} {json.dumps(previous.get(key))}, not "
+                f"{json.dumps(header[key])}: resume with the same {key}, or sweep into "
+                "another --out directory"
+            )
+
+
+class ResultsWriter:
+    """Appends records to a results file, each one on disk before it is reported."""
+
+    def __init__(self, path: Path, *, keep_bytes: int | None) -> None:
+        """Open `path` for appending; `keep_bytes=None` starts it afresh."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        self._fd = os.open(path, flags | (os.O_TRUNC if keep_bytes is None else 0), 0o644)
+        if keep_bytes is not None:
+            os.ftruncate(self._fd, keep_bytes)  # drop a line cut short by a kill
+
+    def append(self, record: Record) -> None:
+        data = (json.dumps(record, default=str) + "\n").encode()
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
+
+    def close(self) -> None:
+        os.close(self._fd)

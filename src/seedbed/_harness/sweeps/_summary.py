@@ -1,0 +1,152 @@
+"""What a sweep found, from its records: totals, failure buckets, faults, assertions.
+
+Failures are grouped into buckets by kind and message with numbers masked
+(the record's `bucket`), so a thousand seeds failing one assertion read as one
+line with a count, its smallest failing seed and the command that replays it.
+Scenario records add fault effectiveness (in how many seeds each fault was
+injected, and in how many it actually changed something) and the assertion
+catalog, where a `sometimes` that was never true means the test never reached
+the situation it was written for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from seedbed._harness.sweeps._record import FAILED, relative_location
+
+Record = dict[str, Any]
+_HOPEFUL = ("sometimes", "reachable")  # kinds that must be true at least once
+
+
+@dataclass
+class Bucket:
+    """Failures that look alike, and the simplest one to start from."""
+
+    name: str
+    status: str
+    count: int
+    smallest_seed: int
+    replay: str
+    location: str | None
+    message: str | None
+    traceback: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "bucket": self.name, "status": self.status, "count": self.count,
+            "smallest_seed": self.smallest_seed, "replay": self.replay,
+            "location": self.location, "message": self.message,
+        }  # fmt: skip
+
+
+@dataclass
+class Summary:
+    """Totals over the seeds of one sweep."""
+
+    seeds: int = 0
+    passed: int = 0
+    failing_seeds: list[int] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+    buckets: list[Bucket] = field(default_factory=list)
+    faults: dict[str, dict[str, int]] = field(default_factory=dict)
+    assertions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return len(self.failing_seeds)
+
+    @property
+    def never_true(self) -> list[str]:
+        """The `sometimes`/`reachable` assertions no seed ever made true."""
+        return [
+            message
+            for message, entry in self.assertions.items()
+            if entry["kind"] in _HOPEFUL and entry["true"] == 0
+        ]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "seeds": self.seeds,
+            "passed": self.passed,
+            "failed": self.failed,
+            "crashed": self.statuses.get("crash", 0),
+            "timed_out": self.statuses.get("timeout", 0),
+            "failing_seeds": self.failing_seeds,
+            "buckets": [bucket.as_json() for bucket in self.buckets],
+            "faults": self.faults,
+            "assertions": self.assertions,
+            "never_true": self.never_true,
+        }
+
+
+def summarize(records: Iterable[Record]) -> Summary:
+    """Fold seed records (in any order) into totals, buckets and catalogs."""
+    summary = Summary()
+    buckets: dict[str, Bucket] = {}
+    for record in sorted(records, key=lambda r: int(r["seed"])):
+        summary.seeds += 1
+        status = str(record["status"])
+        summary.statuses[status] = summary.statuses.get(status, 0) + 1
+        if status in FAILED:
+            summary.failing_seeds.append(int(record["seed"]))
+            _add_to_bucket(buckets, record)
+        else:
+            summary.passed += 1
+        _add_faults(summary.faults, record.get("faults"))
+        _add_assertions(summary.assertions, record.get("assertions"), record)
+    summary.buckets = sorted(buckets.values(), key=lambda b: (-b.count, b.smallest_seed))
+    return summary
+
+
+def _add_to_bucket(buckets: dict[str, Bucket], record: Record) -> None:
+    name = str(record.get("bucket") or record.get("error_type") or record["status"])
+    bucket = buckets.get(name)
+    if bucket is not None:
+        bucket.count += 1  # records come in seed order: the first one is the smallest
+        return
+    buckets[name] = Bucket(
+        name, str(record["status"]), 1, int(record["seed"]), str(record.get("replay", "")),
+        record.get("location"), record.get("message"),
+        record.get("traceback") or record.get("output"),
+    )  # fmt: skip
+
+
+def _add_faults(totals: dict[str, dict[str, int]], faults: Any) -> None:
+    """Per fault kind: seeds where it was injected, where it was effective, counts."""
+    if not isinstance(faults, dict):
+        return
+    for kind, counts in faults.items():
+        if not isinstance(counts, dict):
+            continue
+        entry = totals.setdefault(
+            str(kind), {"seeds_on": 0, "seeds_effective": 0, "injected": 0, "effective": 0}
+        )
+        injected, effective = int(counts.get("injected", 0)), int(counts.get("effective", 0))
+        entry["seeds_on"] += injected > 0
+        entry["seeds_effective"] += effective > 0
+        entry["injected"] += injected
+        entry["effective"] += effective
+
+
+def _add_assertions(catalog: dict[str, dict[str, Any]], assertions: Any, record: Record) -> None:
+    """Merge one seed's assertion catalog: totals, and the first seed that made each true."""
+    if not isinstance(assertions, dict):
+        return
+    for message, entry in assertions.items():
+        if not isinstance(entry, dict):
+            continue
+        merged = catalog.setdefault(
+            str(message),
+            {"kind": entry.get("kind"), "location": relative_location(entry.get("location")),
+             "evaluated": 0, "true": 0, "seeds_true": 0, "first_true_seed": None},
+        )  # fmt: skip
+        true = int(entry.get("true", 0))
+        merged["evaluated"] += int(entry.get("evaluated", 0))
+        merged["true"] += true
+        if true:
+            merged["seeds_true"] += 1
+            if merged["first_true_seed"] is None:
+                merged["first_true_seed"] = int(record["seed"])

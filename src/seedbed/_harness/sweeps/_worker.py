@@ -1,0 +1,90 @@
+"""A sweep worker: one process that runs seeds on request, one at a time.
+
+The protocol is JSON Lines over the worker's own pipes. The parent starts it
+with the sweep's settings as one JSON argument; the worker answers
+`{"kind": "ready"}` once the target imports (or `{"kind": "usage",
+"message": ...}` when it cannot), then reads `{"seed": N}` requests (with an
+optional `"trace": PATH`) and answers each with the seed's record. End of
+input means stop. The user's code may print: its stdout is sent to stderr
+(the worker's log file), so it can never corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import sys
+import time
+from typing import IO, Any
+
+from seedbed._harness.sweeps._command import run_command
+from seedbed._harness.sweeps._record import build
+from seedbed._harness.targets import resolve, run_seed
+from seedbed.errors import UsageError
+
+
+def _protocol_streams() -> tuple[IO[bytes], IO[bytes]]:
+    """Keep the pipes for the protocol; point the user's stdin/stdout elsewhere."""
+    requests = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return requests, answers
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when the sweep dies, even mid-seed.
+
+    Without it, a worker spinning in `while True: pass` would outlive a
+    sweep killed with SIGKILL. Elsewhere the worker stops at the end of its
+    current seed, when it reads the end of its input.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)  # the parent died before the request was in place
+
+
+def _send(answers: IO[bytes], message: dict[str, Any]) -> None:
+    answers.write(json.dumps(message, default=str).encode() + b"\n")
+    answers.flush()
+
+
+def _answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    seed = int(request["seed"])
+    replay = run_command(settings["runner"], settings["target"], seed, settings["options"])
+    started = time.perf_counter()  # outside the run: the run patches the clocks only inside
+    outcome = run_seed(target, seed, settings["options"], request.get("trace"))
+    return build(seed, replay, outcome, time.perf_counter() - started)
+
+
+def serve(settings: dict[str, Any]) -> None:
+    """Import the target, then answer seed requests until the input ends."""
+    requests, answers = _protocol_streams()
+    _die_with_parent(int(settings["parent"]))
+    try:
+        target = resolve(settings["target"])
+    except UsageError as exc:
+        _send(answers, {"kind": "usage", "message": str(exc)})
+        return
+    _send(answers, {"kind": "ready", "pid": os.getpid()})
+    for line in requests:
+        try:
+            record = _answer(target, settings, json.loads(line))
+        except UsageError as exc:
+            _send(answers, {"kind": "usage", "message": str(exc)})
+            return
+        _send(answers, record)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sweep decides when workers stop
+    serve(json.loads(sys.argv[1]))

@@ -1,0 +1,290 @@
+"""Running targets by name: resolving a target string, running one seed of it.
+
+Every kind of target (an async main, a `Scenario`, a function that builds a
+`Simulation`) runs through `run_target`, the one runner that `seedbed run`,
+sweeps, check-determinism, the shrinker and the pytest plugin share, and
+comes out as a `SeedOutcome`. A scenario adds its fault profile, fault
+effectiveness and assertion catalog; nothing else changes. Naming a target
+(the strings) is `seedbed._core.naming`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import os
+import platform
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from seedbed._core import Trace
+from seedbed._core.naming import (
+    FILE_MODULE_PREFIX,
+    RUN_FLAGS,
+    describe,
+    replay_command,
+    scenario_replay,
+)
+from seedbed._core.trace import recording
+from seedbed._core.tracefile import write_trace
+from seedbed._core.version import VERSION
+from seedbed._harness.outcome import SeedOutcome
+from seedbed.aio._digest import result_digest
+from seedbed.aio.runner import execute, failure_line, make_config
+from seedbed.errors import SimulationFailure, UsageError
+from seedbed.scenario import Scenario
+from seedbed.scenario._report import user_location
+
+
+def _import_file(path: Path) -> Any:
+    name = f"{FILE_MODULE_PREFIX}{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """Import the callable a target names; a bad target is a one-line `UsageError`."""
+    module_part, sep, attr_path = target.rpartition(":")
+    if not sep or not module_part or not attr_path:
+        raise UsageError(
+            f"target {target!r} is not of the form module:function or file.py:function"
+        )
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`: the current project imports
+    try:
+        if module_part.endswith(".py"):
+            obj: Any = _import_file(Path(module_part))
+        else:
+            obj = importlib.import_module(module_part)
+    except UsageError:
+        raise
+    except SystemExit as exc:
+        raise UsageError(
+            f"importing {module_part!r} for target {target!r} called sys.exit({exc.code!r}): "
+            "a target module must not exit when imported (put that under "
+            "if __name__ == '__main__':)"
+        ) from None
+    except Exception as exc:
+        raise UsageError(f"cannot import {module_part!r} for target {target!r}: {exc}") from None
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"target {target!r}: {module_part} has no {attr_path!r}") from None
+    if isinstance(obj, Scenario):
+        obj.target = target  # its replay command names it as it was found
+        return obj  # type: ignore[return-value]
+    if not callable(obj):
+        raise UsageError(f"target {target!r} is neither a function nor a Scenario")
+    return obj  # type: ignore[no-any-return]
+
+
+DEFAULT_MAX_STEPS = 10_000_000  # a plain program's budget under `seedbed run`: about
+DEFAULT_MAX_TIME = 3600.0  # half a minute of wall time, or a virtual hour
+
+
+def run_target(obj: Any, seed: int, *, last_events: bool = True, **options: Any) -> SeedOutcome:
+    """Run one seed of a target: an async main, a `Scenario`, or a plain function
+    `f(seed)` that builds and runs a `Simulation` (a zero-argument function
+    returning a `Scenario` is run as that scenario).
+
+    Options: `max_steps`, `max_time`, `strict` (budgets get defaults: a run
+    always ends), `trace` (a path to write the run's events to). A failed run
+    is returned in `error`; a bad target or option raises `UsageError`.
+    Without `last_events`, a scenario's failure report skips the second run
+    that collects its last events (what a shrinker's many trials want).
+    """
+    if isinstance(obj, Scenario):
+        return _run_scenario(obj, seed, options, last_events)
+    if not callable(obj):
+        raise UsageError(f"a target must be a Scenario or a function, got {obj!r}")
+    if inspect.iscoroutinefunction(obj) or not _takes_one_argument(obj):
+        if not inspect.iscoroutinefunction(obj) and not _takes_one_argument(obj):
+            made = _maybe_scenario_factory(obj)
+            if made is not None:
+                return _run_scenario(made, seed, options, last_events)
+        return _run_program(obj, seed, options)
+    return _run_simulation_function(obj, seed, options)
+
+
+def _takes_one_argument(func: Callable[..., Any]) -> bool:
+    try:
+        parameters = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    required = [p for p in parameters if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+    return len(required) == 1
+
+
+def _maybe_scenario_factory(func: Callable[..., Any]) -> Any:
+    """A zero-argument sync function returning a Scenario: that scenario, else None."""
+    annotations = getattr(func, "__annotations__", {})
+    if "Scenario" not in str(annotations.get("return", "")):
+        return None
+    made = func()
+    return made if isinstance(made, Scenario) else None
+
+
+def _split_options(options: dict[str, Any]) -> tuple[dict[str, Any], str | Path | None]:
+    options = dict(options)
+    trace = options.pop("trace", None)
+    unknown = sorted(set(options) - set(RUN_FLAGS))
+    if unknown:
+        raise UsageError(
+            f"unknown run option {unknown[0]!r}; options are {', '.join(RUN_FLAGS)}, trace"
+        )
+    kept = {key: value for key, value in options.items() if value is not None}
+    if not kept.get("strict", True):
+        del kept["strict"]  # the default
+    return kept, trace
+
+
+def _run_scenario(
+    scenario: Scenario, seed: int, options: dict[str, Any], last_events: bool
+) -> SeedOutcome:
+    overrides, trace = _split_options(options)
+    result, error = scenario.execute(
+        seed, trace=trace, overrides=overrides, last_events=last_events
+    )
+    if error is not None:
+        report = error.report
+        if report is None:  # not a failure of the run's own making: no report
+            replay = scenario_replay(scenario, seed)
+            return SeedOutcome("scenario", seed, None, error, None, None, None, replay)
+        return SeedOutcome(
+            "scenario", seed, None, error, None, report.step, report.virtual_time,
+            report.replay, report.profile, report.faults, report.assertions, report.location,
+        )  # fmt: skip
+    assert result is not None  # execute returns one of the two
+    return SeedOutcome(
+        "scenario", seed, result.values, None, result.trace_hash, result.steps,
+        result.virtual_time, scenario_replay(scenario, seed), result.profile, result.faults,
+        result.assertions,
+    )  # fmt: skip
+
+
+def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -> SeedOutcome:
+    budgets, trace = _split_options(options)
+    max_steps = budgets.pop("max_steps", DEFAULT_MAX_STEPS)
+    max_time = budgets.pop("max_time", DEFAULT_MAX_TIME)
+    config = make_config(max_steps, max_time, budgets)
+    outcome = execute(main, seed, config, Trace(keep=trace is not None), trace)
+    error = outcome.error
+    result = outcome.result
+    # The default budgets are what `seedbed run` applies anyway: not repeated.
+    replay = replay_command(main, seed, {k: v for k, v in options.items() if v and k != "trace"})
+    name_replay(error, replay)
+    return SeedOutcome(
+        "program", seed, result.value, error, result.trace_hash, result.steps,
+        result.virtual_time, replay, location=_location(error),
+    )  # fmt: skip
+
+
+def _run_simulation_function(
+    func: Callable[..., Any], seed: int, options: dict[str, Any]
+) -> SeedOutcome:
+    budgets, trace = _split_options(options)
+    if budgets:
+        raise UsageError(
+            "a function that builds its own Simulation sets its own budgets: "
+            "pass them to Simulation(...) or run(max_time=...), or make it a Scenario"
+        )
+    target = describe(func)
+    replay = f"seedbed run {target} --seed {seed}" if target else f"{func.__qualname__}({seed})"
+    recorder: contextlib.AbstractContextManager[list[Trace]] = (
+        recording() if trace is not None else contextlib.nullcontext([])
+    )
+    with recorder as traces:
+        try:
+            value = func(seed)
+        except (UsageError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:
+            _write_recorded(trace, seed, traces, None, error)
+            name_replay(error, replay)
+            context = getattr(error, "context", None)
+            steps = context.step if context is not None else None
+            vt = context.virtual_time_ns / 1e9 if context is not None else None
+            return SeedOutcome("simulation", seed, None, error, None, steps, vt, replay,
+                               location=_location(error))  # fmt: skip
+    _write_recorded(trace, seed, traces, value, None)
+    return SeedOutcome(
+        "simulation", seed, value, None, getattr(value, "trace_hash", None),
+        getattr(value, "steps", None), getattr(value, "virtual_time", None), replay,
+    )  # fmt: skip
+
+
+def _write_recorded(
+    path: str | Path | None,
+    seed: int,
+    traces: list[Trace],
+    value: Any,
+    error: BaseException | None,
+) -> None:
+    """Write what the function's own runs traced as one trace file (their events
+    in order, their hashes joined), so two runs of a seed can be compared."""
+    if path is None:
+        return
+    header = {"seedbed": VERSION, "python": platform.python_version(), "seed": seed,
+              "options": {}, "kind": "simulation function", "runs": len(traces)}  # fmt: skip
+    events = [event for trace in traces for event in trace.events or ()]
+    end = {
+        "end": len(events),
+        "hash": ",".join(trace.hash for trace in traces),
+        "failure": failure_line(error),
+        "result": None if error is not None else result_digest(value),
+    }
+    write_trace(path, header, events, end)
+
+
+def name_replay(error: BaseException | None, replay: str) -> None:
+    """Make the error's replay command the one for the target as it was run."""
+    if isinstance(error, SimulationFailure) and error.context is not None:
+        error.context = dataclasses.replace(error.context, replay=replay)
+    elif error is not None:
+        notes = getattr(error, "__notes__", [])
+        for index, note in enumerate(notes):
+            if note.startswith("  seed=") and "\n  replay: " in note:
+                notes[index] = note.split("\n  replay: ")[0] + f"\n  replay: {replay}"
+
+
+def _location(error: BaseException | None) -> str | None:
+    return None if error is None else user_location(error)
+
+
+def run_seed(
+    target: Any, seed: int, options: dict[str, Any], trace_path: str | None = None
+) -> SeedOutcome:
+    """Run `target` under `seed` as a sweep worker does: nothing escapes.
+
+    Like `run_target`, and a run that tries to end the process (`sys.exit`,
+    Ctrl-C from inside the run) is an "aborted" outcome, not an exit.
+    `trace_path` keeps the run's events in that file (to find where two runs
+    of a seed diverge). A `UsageError` (the target cannot run at all) raises.
+    """
+    given = {key: value for key, value in options.items() if value not in (None, False)}
+    if trace_path is not None:
+        given["trace"] = trace_path
+    try:
+        return run_target(target, seed, **given)
+    except UsageError:
+        raise
+    except SystemExit as exc:  # the user's program tried to end the worker
+        said = SystemExit(
+            f"called sys.exit({exc.code!r}) inside the run: a simulated program returns "
+            "or raises, it must not exit"
+        )
+        return SeedOutcome("aborted", seed, None, said, None, None, None, "")
+    except BaseException as exc:  # KeyboardInterrupt from inside the run
+        return SeedOutcome("aborted", seed, None, exc, None, None, None, "")

@@ -1,0 +1,65 @@
+"""The `seedbed` group and what its commands share: the seed type, one-line errors.
+
+Exit codes, the same for every command: 0 success, 1 a run failed (or a
+replay diverged), 2 bad input, with a one-line message and no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from seedbed._harness.targets import resolve
+from seedbed.cli._guard import safe_repr
+from seedbed.errors import UsageError
+
+SEED_HELP = "the seed: decimal or 0x-prefixed hex"
+
+
+class _SeedType(click.ParamType):  # type: ignore[type-arg]
+    """Seeds as people write them: 42 or 0xC0FFEE."""
+
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            seed = int(str(value), 0)
+        except ValueError:
+            self.fail(f"{value!r} is not a seed: use a non-negative integer like 42 or 0xC0FFEE")
+        if seed < 0:
+            self.fail(f"{value!r} is negative: seeds are non-negative integers")
+        return seed
+
+
+SEED = _SeedType()
+
+
+def usage_error(message: str) -> None:
+    """Print `error: message` on stderr and exit 2 (bad input)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def resolve_or_exit(target: str) -> Callable[..., Any]:
+    """The callable (or Scenario) TARGET names; a bad target exits 2 with one line."""
+    try:
+        return resolve(target)
+    except UsageError as exc:
+        usage_error(str(exc))
+        raise  # unreachable: usage_error exits
+
+
+def describe_value(value: Any) -> str:
+    """A run's returned value for printing: cut short, and safe if its repr raises."""
+    return safe_repr(value)
+
+
+@click.group()
+@click.version_option(package_name="seedbed")
+def cli() -> None:
+    """Deterministic simulation testing for Python."""

@@ -1,0 +1,42 @@
+"""The `seedbed report RESULTS --html out.html` command.
+
+Exit codes as everywhere in the CLI: 0 the page was written from a clean
+file; 2 bad input, with one line on stderr: the file is missing or is not a
+results file (no page), or some lines were malformed (the page is written,
+counts them and lists the first ones, and the exit code says the file needs
+a look).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from seedbed._harness.report._aggregate import ResultsError
+from seedbed._harness.report._write import write_report
+
+
+@click.command("report")
+@click.argument("results", type=click.Path(dir_okay=True))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), required=True,
+              help="where to write the page (one self-contained HTML file)")  # fmt: skip
+def report(results: str, html_path: str) -> None:
+    """Write a sweep's RESULTS (results.jsonl or its directory) as an HTML page."""
+    try:
+        aggregate = write_report(results, html_path)
+    except ResultsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(
+        f"wrote {html_path}: {aggregate.total:,} seeds, {aggregate.failed:,} failed "
+        f"in {len(aggregate.buckets):,} buckets"
+    )
+    if aggregate.malformed:
+        first = aggregate.malformed_shown[0]
+        click.echo(
+            f"error: {aggregate.path}: {aggregate.malformed:,} malformed line(s), the first at "
+            f"line {first.line} ({first.reason}); the report counts and lists them",
+            err=True,
+        )
+        sys.exit(2)

@@ -1,0 +1,194 @@
+"""`seedbed run` and `seedbed replay`: one seed of a target, and its replay.
+
+`run` runs any target (an async main, a Scenario, a function that builds a
+Simulation) through the harness's `run_target`; `replay` re-runs one against
+a recorded trace or under a seed. Both print the outcome one way: a line of
+numbers (or `--json`), the failure with its replay command, exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import click
+
+from seedbed._core.tracefile import read_trace
+from seedbed._harness.explore import explore_options
+from seedbed._harness.shrink import replay_choices
+from seedbed._harness.targets import run_target
+from seedbed.aio import _breakpoint
+from seedbed.aio.runner import replay as replay_run
+from seedbed.cli._explore import explore_flags
+from seedbed.cli._group import SEED, SEED_HELP, describe_value, resolve_or_exit, usage_error
+from seedbed.cli._guard import exit_from_user_code
+from seedbed.errors import Nondeterminism, UsageError
+from seedbed.scenario import Scenario
+from seedbed.scenario._report import describe_faults
+from seedbed.sweep import summarize
+
+
+@click.command()
+@click.argument("target")
+@click.option("--seed", type=SEED, default=None, help=SEED_HELP + " (required without --choices)")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget in seconds")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="write the run's events to this JSON Lines file")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--break-at", "break_at", default=None, metavar="STEP|TIME",
+              help="open the debugger before this step (or virtual time) runs")  # fmt: skip
+@click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
+              help="replay the choices in this file (from `seedbed shrink`)")  # fmt: skip
+@explore_flags
+def run(
+    target: str,
+    seed: int | None,
+    max_steps: int | None,
+    max_time: float | None,
+    strict: bool,
+    trace_path: str | None,
+    as_json: bool,
+    break_at: str | None,
+    choices_path: str | None,
+    **explore: Any,
+) -> None:
+    """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
+    that builds and runs a Simulation (module:name or file.py:name).
+
+    A plain program gets a default budget (10,000,000 steps, 3600 virtual
+    seconds) so a livelocked or forever-serving one ends in BudgetExceeded.
+    """
+
+    if seed is None and choices_path is None:
+        usage_error("run needs --seed N (or --choices FILE, which holds its seed)")
+    obj = resolve_or_exit(target)
+    try:
+        _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
+        options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
+                   **explore_options(**explore)}  # fmt: skip
+        if choices_path is not None:
+            outcome = replay_choices(
+                lambda s, **o: run_target(obj, s, trace=trace_path, **o),
+                choices_path, target, seed, options,
+            )  # fmt: skip
+        else:
+            assert seed is not None
+            outcome = run_target(obj, seed, trace=trace_path, **options)
+    except (UsageError, OSError) as exc:
+        usage_error(str(exc))
+        return
+    except (SystemExit, KeyboardInterrupt) as exc:
+        exit_from_user_code(exc, target, seed)
+    finally:
+        _breakpoint.request(None)
+    _print_outcome(outcome, as_json)
+
+
+def _print_outcome(outcome: Any, as_json: bool) -> None:
+    error = outcome.error
+    if as_json:
+        record = {
+            "seed": outcome.seed,
+            "trace_hash": outcome.trace_hash,
+            "steps": outcome.steps,
+            "virtual_time": outcome.virtual_time,
+            "value": None if error else describe_value(outcome.value),
+            "failure": summarize(error) if error else None,
+            "result_digest": outcome.result_digest,
+        }
+        if outcome.kind != "program":
+            record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,
+                          assertions=outcome.assertions, location=outcome.location)  # fmt: skip
+        click.echo(json.dumps(record, sort_keys=True))
+    else:
+        numbers = (
+            f"seed={outcome.seed} trace_hash={outcome.trace_hash} steps={outcome.steps} "
+            if outcome.trace_hash is not None
+            else f"seed={outcome.seed} steps={outcome.steps} "
+        )
+        vt = outcome.virtual_time
+        click.echo(
+            numbers
+            + (f"virtual_time={vt:.6f}s" if vt is not None else "")
+            + ("" if error else f" value={describe_value(outcome.value)}")
+        )
+        if outcome.faults:
+            click.echo(f"faults: {describe_faults(outcome.faults)}")
+    if error is not None:
+        click.echo(f"{type(error).__name__}: {error}", err=True)
+        for note in getattr(error, "__notes__", []):
+            click.echo(note, err=True)
+        step = _failing_step(outcome)
+        if step is not None and outcome.replay.startswith("seedbed run "):
+            click.echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
+        sys.exit(1)
+
+
+def _failing_step(outcome: Any) -> int | None:
+    """The step a failure happened in: the outcome's, or its error's note
+    (`  seed=N step=S ...`, added to errors that are not SimulationFailures)."""
+    if outcome.steps:
+        return int(outcome.steps)
+    for note in getattr(outcome.error, "__notes__", []):
+        found = re.match(r"\s*seed=\S+ step=(\d+) ", note)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+@click.command()
+@click.argument("target")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
+@click.option("--seed", type=SEED, default=None, help="re-run this seed (no recording needed)")
+@click.option("--json", "as_json", is_flag=True, help="with --seed: print one JSON object")
+def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool) -> None:
+    """Re-run TARGET: against a recorded trace (stop at the first divergence), or
+    under a seed (what a failure's replay line says)."""
+    if (trace_path is None) == (seed is None):
+        usage_error("replay needs exactly one of --trace FILE or --seed N")
+    obj = resolve_or_exit(target)
+    if seed is not None:
+        try:
+            outcome = run_target(obj, seed)
+        except (UsageError, OSError) as exc:
+            usage_error(str(exc))
+            return
+        except (SystemExit, KeyboardInterrupt) as exc:
+            exit_from_user_code(exc, target, seed)
+        _print_outcome(outcome, as_json)
+        return
+    assert trace_path is not None
+    try:
+        if isinstance(obj, Scenario):
+            result = _replay_scenario(obj, trace_path)
+        else:
+            result = replay_run(obj, trace=trace_path)
+    except UsageError as exc:
+        usage_error(str(exc))
+        return
+    except (SystemExit, KeyboardInterrupt) as exc:
+        exit_from_user_code(exc, target)
+    except Nondeterminism as exc:
+        click.echo(f"Nondeterminism: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # the recorded failure, reproduced
+        click.echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
+
+
+def _replay_scenario(scenario: Any, trace_path: str) -> Any:
+    """Run a scenario against its recording, with the budgets it was recorded with."""
+    recorded = read_trace(trace_path)
+    options = recorded.header.get("options", {})
+    overrides = {key: options[key] for key in ("max_steps", "max_time", "strict") if key in options}
+    result, error = scenario.execute(recorded.seed, recording=trace_path, overrides=overrides)
+    if error is not None:
+        raise error
+    return result
