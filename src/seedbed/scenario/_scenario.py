@@ -305,9 +305,8 @@ class _Run:
                 key: value.as_dict() if isinstance(value, NetworkConfig) else value
                 for key, value in swarm_loop.items()
             }
-        sim.loop.trace.emit(
-            "scenario", self.scenario.name, json.dumps(profile_data, sort_keys=True)
-        )
+        traced = profile.traced() if profile is not None else None  # hashes kept (`traced`)
+        sim.loop.trace.emit("scenario", self.scenario.name, json.dumps(traced, sort_keys=True))
         if self.scenario.faults == "swarm":
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:
