@@ -200,7 +200,7 @@ PINNED_586 = {"partition_per_second": 0.03432, "clog_per_second": 0.0584,
               "clock_jump_per_second": 0.2713, "disk_fault_per_second": 0.2012,
               "client_crash_per_second": 0.08485, "clock_skew_per_second": 0.04202,
               "misdirected_write_per_second": 0.05842,
-              "operation_crash_per_second": 0.1209}  # fmt: skip
+              "operation_crash_per_second": 0.1209, "pause_per_second": 0.02623}  # fmt: skip
 
 
 # -- the nemesis's own rules: broken ones are SimulatorBugs ----------------------

@@ -86,6 +86,7 @@ FAULT_CLASSES: tuple[FaultClass, ...] = (
     _rate("misdirected_write", 0.02, 0.3, inject.misdirected_write, "a write went astray"),
     _rate("fsync_failure", 0.02, 0.3, inject.fsync_failure, "an fsync failed meanwhile"),
     _rate("operation_crash", 0.02, 0.3, inject.operation_crash, "it crashed at the operation"),
+    _rate("pause", 0.02, 0.3, inject.pause, "the node came back from it"),
     _probability("datagram_loss", 0.001, 0.1, _PER_DRAW),
     _probability("datagram_duplicate", 0.001, 0.05, _PER_DRAW),
     _probability("failpoint", 0.001, 0.05, _PER_DRAW),

@@ -31,6 +31,8 @@ DRIFT_MAX = 2e-4
 SKEW_STEP_MAX = 0.25  # seconds: an NTP-disciplined clock's error, well below a jump
 DAMAGE_PROBABILITY = 0.2  # a damaging disk corrupts one read (or misdirects one write) in five
 FSYNC_FAILURE_PROBABILITY = 0.5
+LATENT_FACTOR = 10.0
+PAUSE_MAX = 2.0  # seconds: a long stop-the-world collection, a VM's live migration
 
 Injector = Callable[[Ledger], Outcome]
 
@@ -99,6 +101,39 @@ def operation_crash(ledger: Ledger) -> Outcome:
     return LATER
 
 
+def pause(ledger: Ledger) -> Outcome:
+    """A running node's code stops for up to PAUSE_MAX seconds (a GC pause, a
+    stopped VM) while the others run; held down (against `max_down`) meanwhile.
+
+    Effective if it came back the same incarnation it was paused as, its
+    timers and leases having had the pause to expire around it.
+    """
+    names = ledger.names()
+    if not names or not ledger.room_to_take_down():
+        return None
+    stream = ledger.stream
+    name = stream.choice(names, "nemesis: pause which node")
+    seconds = stream.uniform(0.0, PAUSE_MAX, f"nemesis: pause {name} seconds")
+    key = (name, "pause")  # one pause per node at a time
+    node = ledger.sim.nodes.get(name)
+    ref = node.ref
+    if (
+        ledger.is_down(name)
+        or not ledger.running(name)
+        or not ledger.is_free(key)
+        or seconds <= 0
+        or not ledger.sim.pause(name, seconds)
+    ):
+        return False
+
+    def end() -> bool:
+        ledger.sim.resume(name)  # at its time, or early (the liveness phase)
+        return node.ref is ref and node.up
+
+    ledger.begin(Episode("pause", end, links=[key], down=[name]), seconds)
+    return LATER
+
+
 def bounce(ledger: Ledger) -> Outcome:
     """A running host crashes and restarts at once."""
     hosts = ledger.hosts()
@@ -146,8 +181,12 @@ def disk_fault(ledger: Ledger) -> Outcome:
 
 
 def disk_corruption(ledger: Ledger) -> Outcome:
-    """For a drawn time a node's disk returns one read in five with a bit flipped."""
-    return _degrade(ledger, "disk_corruption", {"corrupt_read": DAMAGE_PROBABILITY})
+    """For a drawn time a node's disk returns one read in five with a bit flipped.
+
+    Latent, like a bad sector: it lasts LATENT_FACTOR times a fault's mean,
+    since a program reads its files back mostly when it recovers from a crash.
+    """
+    return _degrade(ledger, "disk_corruption", {"corrupt_read": DAMAGE_PROBABILITY}, LATENT_FACTOR)
 
 
 def misdirected_write(ledger: Ledger) -> Outcome:
@@ -160,7 +199,7 @@ def fsync_failure(ledger: Ledger) -> Outcome:
     return _degrade(ledger, "fsync_failure", {"fsync_error": FSYNC_FAILURE_PROBABILITY})
 
 
-def _degrade(ledger: Ledger, kind: str, odds: dict[str, float]) -> Outcome:
+def _degrade(ledger: Ledger, kind: str, odds: dict[str, float], longer: float = 1.0) -> Outcome:
     """One node's disk degraded for a drawn time; effective if it injected a fault of
     the raised kinds meanwhile."""
     names = ledger.names()
@@ -177,7 +216,7 @@ def _degrade(ledger: Ledger, kind: str, odds: dict[str, float]) -> Outcome:
 
     # disk_fault's label is kept as it was: it is part of existing seeds' meaning
     label = f"nemesis: {name} disk" if kind == "disk_fault" else f"nemesis: {name} {what} time"
-    delay = ledger.stream.exponential(ledger.profile.fault_duration_mean, label)
+    delay = ledger.stream.exponential(ledger.profile.fault_duration_mean * longer, label)
     ledger.begin(Episode(kind, end, links=[key]), delay)
     return LATER
 

@@ -69,6 +69,9 @@ class FaultProfile:
     - `operation_crash_per_second`: a host crashes just before or just
       after its n-th (1-5) fsync, write, rename, send, receive or connect
       from now, all drawn; armed for a drawn time, it restarts when that ends.
+    - `pause_per_second`: a node's code stops for up to two seconds while
+      the others run (a GC pause, a stopped VM); its timers then fire late,
+      in deadline order. Counted against `max_down` while it lasts.
     - `datagram_loss_probability`, `datagram_duplicate_probability`: per
       datagram, combined with the `NetworkConfig`'s.
     - `failpoint_probability`: the chance that `await failpoint(why)` raises.
@@ -91,6 +94,7 @@ class FaultProfile:
     misdirected_write_per_second: float = 0.0
     fsync_failure_per_second: float = 0.0
     operation_crash_per_second: float = 0.0
+    pause_per_second: float = 0.0
     datagram_loss_probability: float = 0.0
     datagram_duplicate_probability: float = 0.0
     failpoint_probability: float = 0.0
@@ -152,6 +156,7 @@ ADDED_FIELDS = frozenset(
         "misdirected_write_per_second",
         "fsync_failure_per_second",
         "operation_crash_per_second",
+        "pause_per_second",
     )
 )
 

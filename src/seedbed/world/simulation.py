@@ -227,6 +227,46 @@ class Simulation:
         self.crash(name)
         self._armed[name] = watch  # kept (fired) until its owner disarms it
 
+    def pause(self, name: str, seconds: float) -> bool:
+        """Stop node `name`'s code for `seconds` while the others run (a GC pause, a
+        stopped VM); False if it is not running, already paused, or the world has
+        no lanes (`interleave=False`).
+
+        Its callbacks wait, in order, and run when it resumes: timers that came
+        due meanwhile fire late, in deadline order. Its kernel goes on: data
+        still arrives at its sockets and waits to be read; its disk keeps what
+        it was given. A crash ends the pause, and so does `resume(name)`.
+        """
+        number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+        if not (number and 0 < seconds <= MAX_SECONDS):
+            raise UsageError(
+                f"Simulation.pause(seconds=...) must be a number of seconds in "
+                f"(0, {MAX_SECONDS:.0e}], got {seconds!r:.60}"
+            )
+        node = self._nodes.get(name)
+        paused = self._loop._st.paused
+        if not node.up or node.ref is None or node.ref in paused:
+            return False
+        if self._loop._st.lane_var is None:
+            return False
+        ref = node.ref
+        paused[ref] = None
+        self._loop._st.trace.emit("pause", name, to_ns(seconds))
+        self._loop.call_later(seconds, self._resume, name, ref, context=self._world)
+        return True
+
+    def resume(self, name: str) -> bool:
+        """End node `name`'s pause now; False if it was not paused."""
+        node = self._nodes.get(name)
+        return node.ref is not None and self._resume(name, node.ref)
+
+    def _resume(self, name: str, ref: Any) -> bool:
+        if ref not in self._loop._st.paused:
+            return False
+        del self._loop._st.paused[ref]
+        self._loop._st.trace.emit("resume", name)
+        return True
+
     def bounce(self, name: str) -> None:
         """Crash and immediately restart a node."""
         self.crash(name)
