@@ -29,7 +29,10 @@ DISK_FAULT_PROBABILITY = 0.2
 # Real crystals: a few tens of ppm, a few hundred on cheap or hot hardware.
 DRIFT_MAX = 2e-4
 SKEW_STEP_MAX = 0.25  # seconds: an NTP-disciplined clock's error, well below a jump
-DAMAGE_PROBABILITY = 0.2  # a damaging disk corrupts one read (or misdirects one write) in five
+MISDIRECT_PROBABILITY = 0.2  # a damaging disk misdirects one write in five
+# A bad sector reads back damaged often: one read in two (each read on its
+# own: a re-read may come back clean, as the disk model has it).
+CORRUPTION_PROBABILITY = 0.5
 FSYNC_FAILURE_PROBABILITY = 0.5
 LATENT_FACTOR = 10.0
 PAUSE_MAX = 2.0  # seconds: a long stop-the-world collection, a VM's live migration
@@ -181,17 +184,19 @@ def disk_fault(ledger: Ledger) -> Outcome:
 
 
 def disk_corruption(ledger: Ledger) -> Outcome:
-    """For a drawn time a node's disk returns one read in five with a bit flipped.
+    """For a drawn time a node's disk returns one read in two with a bit flipped.
 
     Latent, like a bad sector: it lasts LATENT_FACTOR times a fault's mean,
     since a program reads its files back mostly when it recovers from a crash.
     """
-    return _degrade(ledger, "disk_corruption", {"corrupt_read": DAMAGE_PROBABILITY}, LATENT_FACTOR)
+    return _degrade(
+        ledger, "disk_corruption", {"corrupt_read": CORRUPTION_PROBABILITY}, LATENT_FACTOR
+    )
 
 
 def misdirected_write(ledger: Ledger) -> Outcome:
     """For a drawn time a node's disk lands one write in five at another sector."""
-    return _degrade(ledger, "misdirected_write", {"misdirect_write": DAMAGE_PROBABILITY})
+    return _degrade(ledger, "misdirected_write", {"misdirect_write": MISDIRECT_PROBABILITY})
 
 
 def fsync_failure(ledger: Ledger) -> Outcome:

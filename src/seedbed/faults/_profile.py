@@ -63,7 +63,7 @@ class FaultProfile:
       a step of up to 250 ms either way.
     - `disk_corruption_per_second`, `misdirected_write_per_second`,
       `fsync_failure_per_second`: for a drawn time one node's disk returns
-      one read in five with a bit flipped, lands one write in five at
+      one read in two with a bit flipped, lands one write in five at
       another sector of its file, or fails one fsync in two (losing the
       file's unsynced writes), on top of its `DiskConfig` (see there).
     - `operation_crash_per_second`: a host crashes just before or just
