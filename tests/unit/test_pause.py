@@ -93,6 +93,7 @@ def test_pause_needs_a_running_node_and_lanes() -> None:
     sim.host("n", idle)
     sim.advance(0.1)
     assert sim.pause("n", 1.0) is False
+    sim.run(max_time=sim.loop.time())
     sim = Simulation(seed=0)
     sim.host("n", idle)
     sim.advance(0.1)
