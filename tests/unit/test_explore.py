@@ -200,11 +200,11 @@ def test_swarm_draws_a_latency_profile_per_seed() -> None:
     seen = set()
     for seed in range(40):
         network = _swarm_network(seed)
-        seen.add((network.latency_min, network.latency_max))
+        seen.add((network.latency_min, network.latency_model))
         assert _swarm_network(seed) == network  # a function of the seed
     lows = {low for low, _ in seen}
     assert lows == {low for low, _, _ in LATENCY_PROFILES.values()}
-    assert len(seen) == 6  # three profiles, each with and without spikes
+    assert len(seen) == 6  # three profiles, each with and without the tail model
 
 
 def test_a_standalone_loop_takes_the_options() -> None:

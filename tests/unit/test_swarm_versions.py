@@ -78,32 +78,33 @@ def versions_world(sim: Simulation) -> None:
 
 versions = Scenario("versions", versions_world, faults="swarm", duration=8.0)
 
-# Seeds 0-23, computed on 3.11; they move only with a change to what a swarm seed means.
+# Seeds 0-23, computed on 3.11; they move only with a change to what a swarm seed means
+# (last: issue 24's classes and swarm's tail latency model; seed 13 turns none on).
 PINNED = [
-    "26f4f505f5370b3b",
-    "8f0407ceb4fd5f27",
-    "dbd4e970ff31b524",
-    "0ce1fcb27e5caaf2",
-    "f8ab57366b4c8cf3",
-    "2569678951012c2d",
-    "f7c0119002e337c1",
-    "3a09237e6e960d7c",
-    "ed0de8cea22ef631",
-    "df308470aec79c8e",
-    "8b73d85bb27ff03f",
-    "3190fe9d3ed49497",
-    "cc14d8ce9a60d5a8",
+    "a17a25f8f181f547",
+    "d293a4e22a3074b3",
+    "cf6be19c7b286ffa",
+    "c6da9ac3dcaa1b3e",
+    "7076368c59cf3ca6",
+    "abe0f3aef26d4669",
+    "cb877180f4ab8fba",
+    "b7d1f0bc3200b76d",
+    "759bd57a667ea8b4",
+    "792caf4be6338d2a",
+    "d6ca8ee4439d7ad6",
+    "a0a9706bae1b6467",
+    "8ac5d3956b8b1475",
     "67e4420bcef093fa",
-    "d574a692a7544567",
-    "a4c9f2d70367332b",
-    "e4c26ad149cf66af",
-    "77ba3c558208de54",
-    "d7131f6ed638a3fe",
-    "111bd2107d9a34c8",
-    "b4bf566f91669e23",
-    "2bc3dc7fcb4695ba",
-    "cc506cbe39952116",
-    "865259731a77a34f",
+    "067ca8bdec5b7c73",
+    "a06820275f765de1",
+    "d18133bfb92a6554",
+    "95f415bbc1479d56",
+    "15cd749c572870d9",
+    "5acbb0e0ab7084b6",
+    "027b87c3b4c4f2a7",
+    "3dafc6079f24b05e",
+    "a78642a89b3980c8",
+    "7c91288c3f948c50",
 ]
 
 
@@ -121,4 +122,5 @@ def test_a_profiles_total_rate_is_the_same_float_on_every_python() -> None:
 
     assert ordered_sum([0.1] * 10) == 0.9999999999999999  # sum() gives 1.0 on 3.12+
     profile = seedbed.FaultProfile(**dict.fromkeys(RATE_FIELDS, 0.1))
-    assert profile.total_rate == 0.8999999999999999  # nine 0.1s, added left to right
+    assert len(RATE_FIELDS) == 15
+    assert profile.total_rate == 1.5000000000000002  # fifteen 0.1s, added left to right

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 class NodeRef:
     """One incarnation of one node."""
 
-    __slots__ = ("alive", "disk", "incarnation", "name", "wall_offset_ns", "wall_rate")
+    __slots__ = ("alive", "disk", "incarnation", "name", "observer", "wall_offset_ns", "wall_rate")
 
     def __init__(self, name: str, incarnation: int, disk: Any = None) -> None:
         self.name = name
@@ -33,6 +33,9 @@ class NodeRef:
         self.disk = disk  # the node's simulated disk (kept across incarnations)
         self.wall_offset_ns = 0  # this node's wall clock: offset and rate vs virtual time
         self.wall_rate = 1.0
+        # Told of the network operations this incarnation performs, while a fault
+        # waits for one (see `seedbed.world._operations`); None (no cost) otherwise.
+        self.observer: Any = None
 
     def __repr__(self) -> str:
         state = "up" if self.alive else "crashed"

@@ -13,6 +13,9 @@ the loop becomes one asyncio loop per lane sharing a clock:
 
 A lane (any object with an `alive` attribute) whose `alive` is False (a
 crashed node) loses its queued callbacks: they never run and cost nothing.
+A lane in `LoopState.paused` (a paused node: `Simulation.pause`) keeps them
+queued, in order, and is never picked until the world takes it out; while
+every lane with work is paused, time moves on to the next timer.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
     after_node_step = st.after_node_step
     explore = st.config.explore_tasks
     pct = st.pct
+    paused = st.paused  # one dict for the whole run: empty unless a node is paused
     while True:
         if timers and timers[0][0] <= clock.now:
             entry = heappop(timers)
@@ -75,7 +79,7 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
                 ready.append(entry[2])
         if st.parked:
             loop._resume_one_parked()
-        if not runnable and len(ready) == 1:
+        if not runnable and len(ready) == 1 and not paused:
             # The common case in a world with latency: one callback ready in all
             # the world. Running it here is what routing it to its lane and then
             # picking that lane (a forced choice, no draw) would do, minus the
@@ -117,13 +121,16 @@ def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
             if not lane.queue:
                 runnable.append(lane)
             lane.queue.append(handle)
-        if runnable:
-            if len(runnable) == 1:
-                lane = runnable[0]
+        choosable = runnable
+        if paused and runnable:  # a paused lane keeps its queue and is not picked
+            choosable = [lane for lane in runnable if lane.key not in paused]
+        if choosable:
+            if len(choosable) == 1:
+                lane = choosable[0]
             elif pct is None:
-                lane = runnable[pick(len(runnable), "which node runs next")]
+                lane = choosable[pick(len(choosable), "which node runs next")]
             else:
-                lane = runnable[pct.pick(runnable, _key_of)]
+                lane = choosable[pct.pick(choosable, _key_of)]
                 pct.ran(lane.key)
             key = lane.key
             if key is not None and not key.alive:

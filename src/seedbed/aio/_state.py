@@ -139,6 +139,7 @@ class LoopState:
         "lane_var",
         "last_sleep_step",
         "parked",
+        "paused",
         "pct",
         "ready",
         "refills",
@@ -171,6 +172,9 @@ class LoopState:
         self.timers: list[tuple[int, int, SimTimerHandle]] = []
         self.cancelled_timers = 0
         self.parked: list[tuple[str, asyncio.Future[None]]] = []
+        # Lanes (node incarnations) that must not run now: a paused node's
+        # callbacks wait in its lane until the world resumes it (a lookup).
+        self.paused: dict[Any, None] = {}
         self.tasks: dict[int, SimTask] = {}
         self.asyncgens = AsyncGenTracker()
         self.steps = 0

@@ -4,7 +4,7 @@ One function per class, named in the fault-class table (`_classes`). Each
 picks its target with labelled draws on the nemesis's stream, applies the
 fault with a `Simulation` verb (`crash`, `bounce`, `restart`, `partition`,
 `repair`, `hold`, `release`, `jump_clock`, `degrade_disk`, `restore_disk`,
-`links`), and returns an `Outcome`: None when there was nothing to do (not
+`skew_clock`, `links`), and returns an `Outcome`: None when there was nothing to do (not
 injected), True or False (injected; effective or not), or `LATER` for a
 fault whose end tells whether it was effective. A fault that lasts is an
 `Episode` the ledger begins and ends, which keeps the rules (one fault per
@@ -20,11 +20,22 @@ from collections.abc import Callable
 
 from seedbed._core.contract import broken
 from seedbed.faults._episodes import LATER, Episode, Ledger, Link, Outcome
+from seedbed.world._operations import OPERATIONS
 
 STALL_FIRST = 0.2  # seconds: TCP's first retransmission timeout, doubled per loss
 SPIKE_MAX = 0.5
 JUMP_MAX = 10.0
 DISK_FAULT_PROBABILITY = 0.2
+# Real crystals: a few tens of ppm, a few hundred on cheap or hot hardware.
+DRIFT_MAX = 2e-4
+SKEW_STEP_MAX = 0.25  # seconds: an NTP-disciplined clock's error, well below a jump
+MISDIRECT_PROBABILITY = 0.2  # a damaging disk misdirects one write in five
+# A bad sector reads back damaged often: one read in two (each read on its
+# own: a re-read may come back clean, as the disk model has it).
+CORRUPTION_PROBABILITY = 0.5
+FSYNC_FAILURE_PROBABILITY = 0.5
+LATENT_FACTOR = 10.0
+PAUSE_MAX = 2.0  # seconds: a long stop-the-world collection, a VM's live migration
 
 Injector = Callable[[Ledger], Outcome]
 
@@ -62,6 +73,70 @@ def _crash(ledger: Ledger, names: list[str], kind: str) -> Outcome:
     return True
 
 
+def operation_crash(ledger: Ledger) -> Outcome:
+    """A running host is armed to crash just before or after its n-th (1-5) operation
+    of a drawn kind; it restarts when the fault ends, a drawn time later.
+
+    Held down (against `max_down`) from the arming: it may crash at any
+    moment. Effective if it crashed: the operation came while armed.
+    """
+    hosts = ledger.hosts()
+    if not hosts or not ledger.room_to_take_down():
+        return None
+    stream = ledger.stream
+    name = stream.choice(hosts, "nemesis: operation crash which node")
+    operation = stream.choice(list(OPERATIONS), f"nemesis: operation crash {name} at what")
+    after = stream.chance(0.5, f"nemesis: operation crash {name} after (not before)")
+    count = stream.between(1, 5, f"nemesis: operation crash {name} at which {operation}")
+    if ledger.is_down(name) or not ledger.sim.crash_at_operation(
+        name, operation, after=after, count=count
+    ):
+        return False
+
+    def end() -> bool:
+        fired = ledger.sim.disarm_operation(name)
+        if fired:
+            ledger.sim.restart(name)
+        return fired
+
+    delay = stream.exponential(ledger.profile.fault_duration_mean, f"nemesis: {name} armed time")
+    ledger.begin(Episode("operation_crash", end, down=[name], crashed=name), delay)
+    return LATER
+
+
+def pause(ledger: Ledger) -> Outcome:
+    """A running node's code stops for up to PAUSE_MAX seconds (a GC pause, a
+    stopped VM) while the others run; held down (against `max_down`) meanwhile.
+
+    Effective if it came back the same incarnation it was paused as, its
+    timers and leases having had the pause to expire around it.
+    """
+    names = ledger.names()
+    if not names or not ledger.room_to_take_down():
+        return None
+    stream = ledger.stream
+    name = stream.choice(names, "nemesis: pause which node")
+    seconds = stream.uniform(0.0, PAUSE_MAX, f"nemesis: pause {name} seconds")
+    key = (name, "pause")  # one pause per node at a time
+    node = ledger.sim.nodes.get(name)
+    ref = node.ref
+    if (
+        ledger.is_down(name)
+        or not ledger.running(name)
+        or not ledger.is_free(key)
+        or seconds <= 0
+        or not ledger.sim.pause(name, seconds)
+    ):
+        return False
+
+    def end() -> bool:
+        ledger.sim.resume(name)  # at its time, or early (the liveness phase)
+        return node.ref is ref and node.up
+
+    ledger.begin(Episode("pause", end, links=[key], down=[name]), seconds)
+    return LATER
+
+
 def bounce(ledger: Ledger) -> Outcome:
     """A running host crashes and restarts at once."""
     hosts = ledger.hosts()
@@ -87,21 +162,67 @@ def clock_jump(ledger: Ledger) -> Outcome:
     return True
 
 
-def disk_fault(ledger: Ledger) -> Outcome:
-    """For a drawn time a node's disk fails one read, write or fsync in five."""
+def clock_skew(ledger: Ledger) -> Outcome:
+    """A running node's wall clock takes a new error: a rate error up to DRIFT_MAX
+    either way (from now on, continuously) and a step up to SKEW_STEP_MAX."""
     names = ledger.names()
     if not names:
         return None
-    name = ledger.stream.choice(names, "nemesis: disk fault which node")
+    stream = ledger.stream
+    name = stream.choice(names, "nemesis: clock skew which node")
+    drift = stream.uniform(-DRIFT_MAX, DRIFT_MAX, f"nemesis: clock drift {name}")
+    step = stream.uniform(-SKEW_STEP_MAX, SKEW_STEP_MAX, f"nemesis: clock skew step {name}")
+    if not ledger.sim.skew_clock(name, drift, step):
+        return False
+    ledger.sim.loop.trace.emit("nemesis", "clock_skew", name, int(drift * 1e9), int(step * 1e9))
+    return True
+
+
+def disk_fault(ledger: Ledger) -> Outcome:
+    """For a drawn time a node's disk fails one read, write or fsync in five."""
+    return _degrade(ledger, "disk_fault", {"error_probability": DISK_FAULT_PROBABILITY})
+
+
+def disk_corruption(ledger: Ledger) -> Outcome:
+    """For a drawn time a node's disk returns one read in two with a bit flipped.
+
+    Latent, like a bad sector: it lasts LATENT_FACTOR times a fault's mean,
+    since a program reads its files back mostly when it recovers from a crash.
+    """
+    return _degrade(
+        ledger, "disk_corruption", {"corrupt_read": CORRUPTION_PROBABILITY}, LATENT_FACTOR
+    )
+
+
+def misdirected_write(ledger: Ledger) -> Outcome:
+    """For a drawn time a node's disk lands one write in five at another sector."""
+    return _degrade(ledger, "misdirected_write", {"misdirect_write": MISDIRECT_PROBABILITY})
+
+
+def fsync_failure(ledger: Ledger) -> Outcome:
+    """For a drawn time a node's disk fails one fsync in two, losing the unsynced writes."""
+    return _degrade(ledger, "fsync_failure", {"fsync_error": FSYNC_FAILURE_PROBABILITY})
+
+
+def _degrade(ledger: Ledger, kind: str, odds: dict[str, float], longer: float = 1.0) -> Outcome:
+    """One node's disk degraded for a drawn time; effective if it injected a fault of
+    the raised kinds meanwhile."""
+    names = ledger.names()
+    if not names:
+        return None
+    what = kind.replace("_", " ")
+    name = ledger.stream.choice(names, f"nemesis: {what} which node")
     key = (name, name)  # a disk holds one fault at a time, like a link
-    if not ledger.is_free(key) or not ledger.sim.degrade_disk(name, DISK_FAULT_PROBABILITY):
+    if not ledger.is_free(key) or not ledger.sim.degrade_disk(name, **odds):
         return False
 
     def end() -> bool:
         return ledger.sim.restore_disk(name) > 0
 
-    delay = ledger.stream.exponential(ledger.profile.fault_duration_mean, f"nemesis: {name} disk")
-    ledger.begin(Episode("disk_fault", end, links=[key]), delay)
+    # disk_fault's label is kept as it was: it is part of existing seeds' meaning
+    label = f"nemesis: {name} disk" if kind == "disk_fault" else f"nemesis: {name} {what} time"
+    delay = ledger.stream.exponential(ledger.profile.fault_duration_mean * longer, label)
+    ledger.begin(Episode(kind, end, links=[key]), delay)
     return LATER
 
 

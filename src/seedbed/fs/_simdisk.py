@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+from collections.abc import Callable
 
 from seedbed._core.entropy import Stream
 from seedbed.errors import UsageError
@@ -69,6 +70,9 @@ class SimDisk:
             coordinator.register(self.name)
             self._coordinator = coordinator
         self._tearer = Tearer(stream, self.config, self.name, self._permit, self.fault_counts)
+        # Told of each fsync, write and rename, before and after, while a fault
+        # waits for one (`seedbed.world._operations`); None (no cost) otherwise.
+        self.observer: Callable[[str, str], object] | None = None
 
     def __repr__(self) -> str:
         return f"<SimDisk {self.name} crashes={self._epoch}>"
@@ -105,8 +109,12 @@ class SimDisk:
 
     async def rename(self, src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
         src_parts, dst_parts = split_path(src), split_path(dst)
+        if self.observer is not None and self.observer("rename", "before"):
+            await _halt()
         await self._io("rename", join(src_parts))
         self._model.rename(src_parts, dst_parts)
+        if self.observer is not None and self.observer("rename", "after"):
+            await _halt()
         if self._coordinator is not None:
             self._coordinator.renamed(self.name, join(src_parts), join(dst_parts))
             self._files_changed()
@@ -187,6 +195,8 @@ class SimDisk:
         return bytes(damaged)
 
     async def write_at(self, file: SimFile, offset: int | None, data: bytes) -> int:
+        if self.observer is not None and self.observer("write", "before"):
+            await _halt()
         await self._io("write", file.path, file.epoch)
         if self._stream.chance(
             self.config.write_error_probability, f"disk {self.name} write error {file.path}"
@@ -202,6 +212,8 @@ class SimDisk:
         ):
             landed = self._misdirect(file, start, len(data))
         self._model.write(file.node, start, data, landed)
+        if self.observer is not None and self.observer("write", "after"):
+            await _halt()
         return start + len(data)
 
     def _misdirect(self, file: SimFile, start: int, length: int) -> int:
@@ -223,6 +235,8 @@ class SimDisk:
         self._model.truncate(file.node, size)
 
     async def fsync(self, file: SimFile) -> None:
+        if self.observer is not None and self.observer("fsync", "before"):
+            await _halt()
         await self._io("fsync", file.path, file.epoch)
         if self._stream.chance(
             self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
@@ -231,6 +245,8 @@ class SimDisk:
             self._model.lose_pending(file.node)
             raise oserror(errno.EIO, file.path)
         self._model.fsync(file.node)
+        if self.observer is not None and self.observer("fsync", "after"):
+            await _halt()
 
     def check_live(self, file: SimFile) -> None:
         """OSError(EIO) if `file` was opened before the last crash."""
@@ -261,6 +277,12 @@ class SimDisk:
             return True
         self.fault_counts["vetoed"] += 1
         return False
+
+
+async def _halt() -> None:
+    """Never return: the node crashed at this operation (`world._operations`); its
+    buried task waits here until the world closes it, as at any other crash."""
+    await asyncio.get_running_loop().create_future()
 
 
 class SimFile(File):

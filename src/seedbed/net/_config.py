@@ -14,6 +14,7 @@ from typing import Any
 from seedbed._core import to_ns
 from seedbed._core.validate import (
     check_at_least,
+    check_choice,
     check_positive_int,
     check_probability,
     check_seconds,
@@ -22,6 +23,7 @@ from seedbed._core.validate import (
 from seedbed.errors import UsageError
 
 _OWNER = "NetworkConfig"
+LATENCY_MODELS = ("exponential", "tail")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,17 @@ class NetworkConfig:
 
     - `latency_min`/`latency_mean`/`latency_max`: one-way delay per hop,
       drawn per delivery as `min + exponential(mean - min)`, capped at `max`.
+    - `latency_model`: "exponential" (the default: the line above, nothing
+      more) or "tail": real networks' heavy tail. Each link (each direction)
+      draws once a scale in [0.5, 2) for its `mean - min` (asymmetric
+      routes and loads); each hop is then `min + scale * exponential(mean -
+      min)` capped at `max` as above, except that with
+      `latency_tail_probability` it is a spike instead: log-uniform in
+      [`latency_tail_min`, `latency_tail_max`) (a retransmission, a queue
+      behind a burst, a stalled switch). A stream's bytes still arrive in
+      order: a segment never overtakes the one ahead of it (head-of-line
+      blocking), while datagrams may overtake each other. Quantiles are in
+      the README's fault-profile section.
     - `loss_probability`, `duplicate_probability`: per datagram. Streams are
       reliable while connected: they never lose or duplicate bytes.
     - `partition_reset_timeout`: a stream whose traffic a partition drops
@@ -66,6 +79,10 @@ class NetworkConfig:
     link_latency: Mapping[str | tuple[str, str], tuple[float, float, float]] = field(
         default_factory=dict
     )
+    latency_model: str = "exponential"
+    latency_tail_probability: float = 0.01
+    latency_tail_min: float = 0.02
+    latency_tail_max: float = 0.25
 
     def __post_init__(self) -> None:
         _check_link_latency(self.link_latency)
@@ -79,6 +96,12 @@ class NetworkConfig:
             check_probability(_OWNER, name, getattr(self, name))
         for name in ("stream_chunk_max", "stream_window"):
             check_positive_int(_OWNER, name, getattr(self, name))
+        check_choice(_OWNER, "latency_model", self.latency_model, LATENCY_MODELS)
+        check_probability(_OWNER, "latency_tail_probability", self.latency_tail_probability)
+        for name in ("latency_tail_min", "latency_tail_max"):
+            check_seconds(_OWNER, name, getattr(self, name), allow_zero=False)
+        check_at_least(_OWNER, "latency_tail_max", self.latency_tail_max, "latency_tail_min",
+                       self.latency_tail_min)  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """Every setting by name (what a replay must repeat), JSON-able: a pair
@@ -135,7 +158,10 @@ def _check_link_latency(table: object) -> None:
 class Timing:
     """The config's times in integer nanoseconds, computed once."""
 
-    __slots__ = ("connect_timeout", "latency_max", "latency_min", "latency_spread", "reset_timeout")
+    __slots__ = (
+        "connect_timeout", "latency_max", "latency_min", "latency_spread", "reset_timeout",
+        "tail", "tail_high", "tail_low", "tail_probability",
+    )  # fmt: skip
 
     def __init__(
         self, config: NetworkConfig, latency: tuple[float, float, float] | None = None
@@ -146,3 +172,7 @@ class Timing:
         self.latency_spread = mean - low  # seconds: a mean
         self.reset_timeout = to_ns(config.partition_reset_timeout)
         self.connect_timeout = to_ns(config.connect_timeout)
+        self.tail = config.latency_model == "tail"
+        self.tail_probability = config.latency_tail_probability
+        self.tail_low = config.latency_tail_min  # seconds
+        self.tail_high = config.latency_tail_max

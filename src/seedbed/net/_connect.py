@@ -94,6 +94,9 @@ class Handshake:
     async def run(self) -> StreamEndpoint:
         """Send the SYN and wait for the outcome."""
         fabric = self.fabric
+        observer = self.ref.observer  # a fault waits for a connect (`world._operations`)
+        if observer is not None and observer("connect", "before"):
+            return await self.future  # the node is dead: never answered
         link = fabric.links.get(self.ref.name, self.dst)
         fabric.trace.emit("net.connect", self.ref.name, self.dst, self.port)
         arrival = self.started + fabric.links.latency_ns(link)
@@ -185,6 +188,8 @@ class Handshake:
             client.crash()  # nobody waits for this end: reset the server's
             return
         self.future.set_result(client)
+        if self.ref.observer is not None:
+            self.ref.observer("connect", "after")
 
     def _fail(self, error: OSError) -> None:
         if not self.future.done() and self.ref.alive:  # a crashed connector hears nothing

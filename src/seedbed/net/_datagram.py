@@ -72,7 +72,12 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         dst = self.fabric.addresses.node_for(addr[0], self.node)
         if dst is None:
             return  # no such host: the datagram goes nowhere, as on a real network
+        observer = self.ref.observer  # a fault waits for a send (`world._operations`)
+        if observer is not None and observer("send", "before"):
+            return
         self._send(bytes(data), dst, int(addr[1]))
+        if observer is not None:
+            observer("send", "after")
 
     def _send(self, payload: bytes, dst: str, port: int) -> None:
         fabric = self.fabric
@@ -118,8 +123,13 @@ class DatagramEndpoint(asyncio.DatagramTransport):
     def receive(self, payload: bytes, source: Address) -> None:
         if self.closing or (self.remote is not None and source != self.remote):
             return
+        observer = self.ref.observer  # a fault waits for a receive (`world._operations`)
+        if observer is not None and observer("receive", "before"):
+            return
         self.fabric.trace.emit("net.datagram", self.node, self.port, len(payload))
         self.context.run(self._deliver, payload, source)
+        if observer is not None:
+            observer("receive", "after")
 
     def _deliver(self, payload: bytes, source: Address) -> None:
         try:

@@ -61,6 +61,7 @@ class Link:
         "duplicate_reason",
         "latency_reason",
         "loss_reason",
+        "scale",
         "src",
         "state",
         "timing",
@@ -80,6 +81,7 @@ class Link:
         self.loss_reason = f"loss {src}->{dst}"
         self.duplicate_reason = f"duplicate {src}->{dst}"
         self.delays: list[int] = []  # drawn latencies not yet used, last first
+        self.scale = 1.0  # the "tail" model's per-link factor of the spread
 
 
 class Links:
@@ -108,6 +110,9 @@ class Links:
             if self._config.link_latency:
                 timing = Timing(self._config, self._config.latency_of(src, dst))
             link = self._links[(src, dst)] = Link(src, dst, timing)
+            if timing.tail:  # an asymmetric route: each direction its own scale
+                u = self._stream.raw(32, f"latency scale {src}->{dst}") / 4294967296.0
+                link.scale = 0.5 + 1.5 * u
         return link
 
     def latency_ns(self, link: Link) -> int:
@@ -115,7 +120,7 @@ class Links:
         delays = link.delays
         if delays:
             return delays.pop()
-        if link.timing.latency_spread <= 0:
+        if link.timing.latency_spread <= 0 and not link.timing.tail:
             return link.timing.latency_min
         self._draw_delays(link)
         return link.delays.pop()
@@ -128,6 +133,9 @@ class Links:
         hashes, so runs stay replayable and seeds still differ.
         """
         timing = link.timing
+        if timing.tail:
+            self._draw_tail_delays(link)
+            return
         bits = self._stream.raw(32 * DELAY_BATCH, link.latency_reason)
         self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
         spread, low, high = timing.latency_spread, timing.latency_min, timing.latency_max
@@ -136,6 +144,35 @@ class Links:
             u = (bits & 0xFFFFFFFF) / 4294967296.0
             bits >>= 32
             delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
+        delays.reverse()
+        link.delays = delays
+
+    def _draw_tail_delays(self, link: Link) -> None:
+        """The "tail" model's batch (see `NetworkConfig.latency_model`): 64 bits a hop.
+
+        The low 32 bits give the body's exponential; the high 32 decide a
+        spike (below the tail probability) and, scaled back to [0, 1), where
+        in the log-uniform tail it falls. Floats come from the raw bits by
+        exact operations, plus `log1p`, `log` and `exp`, which are the C
+        library's: the same on every CPython of one platform.
+        """
+        timing = link.timing
+        bits = self._stream.raw(64 * DELAY_BATCH, link.latency_reason)
+        self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
+        spread = timing.latency_spread * link.scale
+        low, high = timing.latency_min, timing.latency_max
+        p = timing.tail_probability
+        tail_log_low = math.log(timing.tail_low)
+        tail_log_span = math.log(timing.tail_high) - tail_log_low
+        delays = []
+        for _ in range(DELAY_BATCH):
+            u = (bits & 0xFFFFFFFF) / 4294967296.0
+            v = ((bits >> 32) & 0xFFFFFFFF) / 4294967296.0
+            bits >>= 64
+            if v < p:
+                delays.append(to_ns(math.exp(tail_log_low + (v / p) * tail_log_span)))
+            else:
+                delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
         delays.reverse()
         link.delays = delays
 

@@ -125,6 +125,9 @@ class StreamEndpoint(asyncio.Transport):
     # -- asyncio.Transport: writing -----------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self.ref.observer is not None:  # a fault waits for a send (`world._operations`)
+            self._observed_write(data)
+            return
         pipe = self.outgoing
         if pipe.hot_at == pipe.clock.now and type(data) is bytes:
             # The hot path: more bytes at the instant of the open tail segment
@@ -142,6 +145,12 @@ class StreamEndpoint(asyncio.Transport):
         if sent - pipe.delivered > self.high_water and not self.write_paused:
             self.write_paused = True
             self._call_protocol("pause_writing")
+
+    def _observed_write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self.ref.observer("send", "before"):
+            self._write(data)
+            if self.ref.observer is not None:
+                self.ref.observer("send", "after")
 
     def _write(self, data: bytes | bytearray | memoryview) -> None:
         if not isinstance(data, bytes | bytearray | memoryview):
@@ -240,10 +249,15 @@ class StreamEndpoint(asyncio.Transport):
     # -- arrivals (called by the incoming pipe, in this end's context) --------
 
     def receive(self, data: bytes) -> None:
+        observer = self.ref.observer  # a fault waits for a receive (`world._operations`)
+        if observer is not None and observer("receive", "before"):
+            return
         if self.closing:
             self._refuse_data()
             return
         self._call_protocol("data_received", data)
+        if observer is not None:
+            observer("receive", "after")
 
     def receive_eof(self) -> None:
         if self.closing:

@@ -224,16 +224,39 @@ LATENCY_PROFILES = {
 }
 
 
+# Swarm's latency tails, (min, max) seconds of a spike: tens of milliseconds and
+# up on a LAN (well past an application's timeout of tens of ms), more on a WAN.
+LATENCY_TAILS = {
+    "lan": (0.02, 0.25),
+    "datacenter": (0.02, 0.25),
+    "wan": (0.2, 1.0),
+}
+
+
+def tail_config(name: str, probability: float) -> NetworkConfig:
+    """Profile `name` with the heavy-tailed latency model, spiking with `probability`."""
+    low, mean, high = LATENCY_PROFILES[name]
+    tail_min, tail_max = LATENCY_TAILS[name]
+    return NetworkConfig(
+        latency_min=low, latency_mean=mean, latency_max=high, latency_model="tail",
+        latency_tail_probability=probability, latency_tail_min=tail_min,
+        latency_tail_max=tail_max,
+    )  # fmt: skip
+
+
 def _swarm_network(seed: int) -> NetworkConfig:
     """One seed's network timing: a LAN, a data centre or a WAN, and in half
-    the seeds spikes (a mean four times as far above the minimum, a cap twenty
-    times higher): a narrow latency distribution rarely reorders messages.
-    Its own stream: the fault profile of a seed is unchanged by it."""
+    the seeds a heavy tail (`NetworkConfig.latency_model="tail"`): 2-6% of
+    hops spike to 20-250 ms (a WAN: 0.2-1 s), and each link has its own
+    spread: a narrow latency distribution rarely reorders messages or
+    outlasts a timeout. Its own stream: the fault profile of a seed is
+    unchanged by it."""
     stream = Entropy(seed, Trace()).stream("swarm network")
     name = stream.choice(sorted(LATENCY_PROFILES), "swarm: latency profile")
     low, mean, high = LATENCY_PROFILES[name]
     if stream.chance(0.5, "swarm: latency spikes"):
-        mean, high = low + 4 * (mean - low), high * 20
+        drawn = stream.uniform(0.02, 0.06, "swarm: latency tail probability")
+        return tail_config(name, float(f"{drawn:.3g}"))
     return NetworkConfig(latency_min=low, latency_mean=mean, latency_max=high)
 
 
@@ -304,9 +327,8 @@ class _Run:
                 key: value.as_dict() if isinstance(value, NetworkConfig) else value
                 for key, value in swarm_loop.items()
             }
-        sim.loop.trace.emit(
-            "scenario", self.scenario.name, json.dumps(profile_data, sort_keys=True)
-        )
+        traced = profile.traced() if profile is not None else None  # hashes kept (`traced`)
+        sim.loop.trace.emit("scenario", self.scenario.name, json.dumps(traced, sort_keys=True))
         if self.scenario.faults == "swarm":
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:

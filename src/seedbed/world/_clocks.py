@@ -7,6 +7,8 @@ drift)`, with offset and drift drawn from the entropy for each node when it
 first starts (a restart keeps the machine's clock). Drift is bounded well
 below 1, so each node's wall clock also only moves forward, unless
 `Simulation.jump_clock` steps it (as an NTP step would), either way.
+`Simulation.skew_clock` changes a running node's drift (continuously: the
+clock reads on from where it was) and may step it too.
 """
 
 from __future__ import annotations
@@ -50,6 +52,17 @@ def draw_clock(ref: NodeRef, config: ClockConfig, stream: Stream) -> None:
 def jump(ref: NodeRef, ns: int) -> None:
     """Step a node's wall clock by `ns` (an NTP step); its next incarnation keeps it."""
     ref.wall_offset_ns += ns
+
+
+def skew(ref: NodeRef, now_ns: int, step_ns: int, drift: float) -> None:
+    """Give a node's wall clock a new rate error `drift`, from now on, and step it by
+    `step_ns`: without a step the clock reads on from where it was (a crystal
+    whose rate changed, with the temperature say), so it still only moves forward
+    when `step_ns` is 0. Its next incarnation keeps both.
+    """
+    old = int(now_ns * ref.wall_rate)
+    ref.wall_rate = 1.0 + drift
+    ref.wall_offset_ns += old - int(now_ns * ref.wall_rate) + step_ns
 
 
 def wall_ns(now_ns: int) -> int:

@@ -50,9 +50,10 @@ from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageE
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.net._links import LinkState
-from seedbed.world._clocks import ClockConfig, draw_clock, jump, wall_ns
-from seedbed.world._disk_faults import DiskFaults
+from seedbed.world._clocks import ClockConfig, draw_clock, jump, skew, wall_ns
+from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
+from seedbed.world._operations import AFTER, BEFORE, DISK_OPS, OPERATIONS, OperationCrash
 from seedbed.world._params import Params
 
 
@@ -106,6 +107,7 @@ class Simulation:
         self._disk_config = disk or DiskConfig()
         self._coordinator = FaultCoordinator()
         self._disk_faults = DiskFaults()  # disks degraded by `degrade_disk`
+        self._armed: dict[str, OperationCrash] = {}  # operation crashes by node (a lookup)
         self._network = self._make_network(network)
         self.params = Params()  # world parameters; a swarm scenario draws them per seed
         self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
@@ -153,6 +155,7 @@ class Simulation:
         if not node.up:
             return False
         self._nodes.bury(self._loop, node)
+        self._disarm(node)
         self._network.node_crashed(name)
         if node.disk is not None:
             node.disk.crash()
@@ -165,6 +168,103 @@ class Simulation:
         if node.up or not self._started:
             return False
         self._start(node)
+        return True
+
+    def crash_at_operation(
+        self, name: str, operation: str, *, after: bool = True, count: int = 1
+    ) -> bool:
+        """Crash node `name` just after (or before) its `count`-th `operation` from now.
+
+        `operation` is one of "fsync", "write", "rename" (its disk's), "send",
+        "receive", "connect" (its network's). Before: the operation takes no
+        effect (a disk one raises `OSError(EIO)`); after: it took full effect
+        and the node runs nothing past it. One armed crash per node; it goes
+        when the node crashes (by it or otherwise) or `disarm_operation(name)`.
+        False if the node is not running or already has one armed.
+        """
+        if operation not in OPERATIONS:
+            raise UsageError(
+                f"Simulation.crash_at_operation(operation=...) must be one of "
+                f"{', '.join(OPERATIONS)}, got {operation!r:.60}"
+            )
+        if not (isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 10**9):
+            raise UsageError(
+                f"Simulation.crash_at_operation(count=...) must be an int in [1, 1e9], "
+                f"got {count!r:.60}"
+            )
+        check_bool("Simulation.crash_at_operation", "after", after)
+        node = self._nodes.get(name)
+        if not node.up or node.ref is None or name in self._armed:
+            return False
+        phase = AFTER if after else BEFORE
+        watch = OperationCrash(operation, phase, count, functools.partial(self._op_crash, name))
+        self._armed[name] = watch
+        if operation in DISK_OPS:
+            node.disk.observer = watch
+        else:
+            node.ref.observer = watch
+        self._loop._st.trace.emit("arm", name, operation, phase, count)
+        return True
+
+    def disarm_operation(self, name: str) -> bool:
+        """Take back node `name`'s armed operation crash; True if it had fired."""
+        return self._disarm(self._nodes.get(name))
+
+    def _disarm(self, node: Node) -> bool:
+        watch = self._armed.pop(node.name, None)
+        if watch is None:
+            return False
+        if node.disk is not None and node.disk.observer is watch:
+            node.disk.observer = None
+        if node.ref is not None and node.ref.observer is watch:
+            node.ref.observer = None
+        return watch.fired
+
+    def _op_crash(self, name: str) -> None:
+        """An armed operation crash fires: the node dies inside its own code."""
+        watch = self._armed[name]
+        self._loop._st.trace.emit("operation crash", name, watch.op, watch.phase, watch.count)
+        self.crash(name)
+        self._armed[name] = watch  # kept (fired) until its owner disarms it
+
+    def pause(self, name: str, seconds: float) -> bool:
+        """Stop node `name`'s code for `seconds` while the others run (a GC pause, a
+        stopped VM); False if it is not running, already paused, or the world has
+        no lanes (`interleave=False`).
+
+        Its callbacks wait, in order, and run when it resumes: timers that came
+        due meanwhile fire late, in deadline order. Its kernel goes on: data
+        still arrives at its sockets and waits to be read; its disk keeps what
+        it was given. A crash ends the pause, and so does `resume(name)`.
+        """
+        number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+        if not (number and 0 < seconds <= MAX_SECONDS):
+            raise UsageError(
+                f"Simulation.pause(seconds=...) must be a number of seconds in "
+                f"(0, {MAX_SECONDS:.0e}], got {seconds!r:.60}"
+            )
+        node = self._nodes.get(name)
+        paused = self._loop._st.paused
+        if not node.up or node.ref is None or node.ref in paused:
+            return False
+        if self._loop._st.lane_var is None:
+            return False
+        ref = node.ref
+        paused[ref] = None
+        self._loop._st.trace.emit("pause", name, to_ns(seconds))
+        self._loop.call_later(seconds, self._resume, name, ref, context=self._world)
+        return True
+
+    def resume(self, name: str) -> bool:
+        """End node `name`'s pause now; False if it was not paused."""
+        node = self._nodes.get(name)
+        return node.ref is not None and self._resume(name, node.ref)
+
+    def _resume(self, name: str, ref: Any) -> bool:
+        if ref not in self._loop._st.paused:
+            return False
+        del self._loop._st.paused[ref]
+        self._loop._st.trace.emit("resume", name)
         return True
 
     def bounce(self, name: str) -> None:
@@ -245,28 +345,78 @@ class Simulation:
         jump(node.ref, int(seconds * 1e9))
         return True
 
-    def degrade_disk(self, name: str, error_probability: float) -> bool:
-        """Make node `name`'s disk fail reads, writes and fsyncs with at least
-        `error_probability` until `restore_disk(name)`; False if it already is.
+    def skew_clock(self, name: str, drift: float, step: float = 0.0) -> bool:
+        """Give node `name`'s wall clock the rate error `drift` from now on (2e-4 is
+        200 ppm fast), stepped by `step` seconds; False if it is not running.
 
-        On top of its `DiskConfig`: a setting already higher is kept. The
-        node need not be running (its disk outlives its crashes).
+        The clock reads on from where it was when `step` is 0, so a drift
+        alone never makes it go backwards; the monotonic clock is the world's
+        and never drifts. Kept across restarts, like `jump_clock`.
         """
-        if not (
-            isinstance(error_probability, int | float)
-            and not isinstance(error_probability, bool)
-            and 0 < error_probability <= 1
-        ):
+        for option, value, bound in (("drift", drift, 0.5), ("step", step, MAX_SECONDS)):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not (number and abs(value) < bound):
+                raise UsageError(
+                    f"Simulation.skew_clock({option}=...) must be a number in "
+                    f"(-{bound:g}, {bound:g}), got {value!r:.60}"
+                )
+        node = self._nodes.get(name)
+        if not node.up or node.ref is None:
+            return False
+        skew(node.ref, self._loop._st.clock.now, int(step * 1e9), float(drift))
+        return True
+
+    def degrade_disk(
+        self,
+        name: str,
+        error_probability: float | None = None,
+        *,
+        fsync_error: float | None = None,
+        corrupt_read: float | None = None,
+        misdirect_write: float | None = None,
+    ) -> bool:
+        """Make node `name`'s disk misbehave more until `restore_disk(name)`;
+        False if it already is.
+
+        `error_probability`: reads, writes and fsyncs fail (EIO) with at least
+        this probability. The keywords raise one kind each: `fsync_error`
+        (fsyncs fail and lose the file's unsynced writes), `corrupt_read` (a
+        read returns one flipped bit), `misdirect_write` (a write lands at
+        another sector of the file); see `DiskConfig` for what each does. On
+        top of its `DiskConfig`: a setting already higher is kept. The node
+        need not be running (its disk outlives its crashes).
+        """
+        given = {
+            "error_probability": error_probability,
+            "fsync_error": fsync_error,
+            "corrupt_read": corrupt_read,
+            "misdirect_write": misdirect_write,
+        }
+        odds: dict[str, float] = {}
+        for option, value in given.items():
+            if value is None:
+                continue
+            if not (
+                isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1
+            ):
+                raise UsageError(
+                    f"Simulation.degrade_disk({option}=...) must be a probability "
+                    f"in (0, 1], got {value!r:.60}"
+                )
+            kinds = ERROR_KINDS if option == "error_probability" else (option,)
+            odds.update(dict.fromkeys(kinds, float(value)))
+        if not odds:
             raise UsageError(
-                f"Simulation.degrade_disk(error_probability=...) must be a probability "
-                f"in (0, 1], got {error_probability!r:.60}"
+                "Simulation.degrade_disk() needs error_probability or one of fsync_error, "
+                "corrupt_read, misdirect_write"
             )
         node = self._nodes.get(name)
-        return self._disk_faults.degrade(name, node.disk, float(error_probability))
+        return self._disk_faults.degrade(name, node.disk, odds)
 
     def restore_disk(self, name: str) -> int:
         """Give node `name`'s disk back its own `DiskConfig`; return how many
-        read, write and fsync errors it raised while degraded (0 if it was not)."""
+        faults of the kinds `degrade_disk` raised it injected meanwhile (0 if
+        it was not degraded)."""
         node = self._nodes.get(name)
         return self._disk_faults.restore(name, node.disk)
 
@@ -466,7 +616,10 @@ class Simulation:
         self._loop._st.trace.emit("start", node.name, node.incarnation)
 
     def _node_finished(self, node: Node, task: asyncio.Future[Any]) -> None:
-        """An incarnation's main ended (a buried one never does)."""
+        """An incarnation's main ended (a buried one only when it crashed inside its
+        own code, at an operation: then nothing it returned or raised counts)."""
+        if node.task is not task or not node.up:
+            return
         if task.cancelled():
             self._fail(UsageError(f"node {node.name!r}: its main task was cancelled"))
         elif task.exception() is not None:
