@@ -8,7 +8,7 @@ from typing import Any
 
 import seedbed
 from seedbed import FaultProfile, Scenario, Simulation, fs
-from seedbed._shrink._search import Shrinker
+from seedbed._harness.shrink._search import Shrinker
 
 _acked: dict[str, int] = {}
 
