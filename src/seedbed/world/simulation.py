@@ -37,6 +37,7 @@ from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter
 from seedbed._core.validate import check_bool
 from seedbed._identity import NODE
+from seedbed.aio import _ordering
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import (
@@ -386,7 +387,7 @@ class Simulation:
     async def _first_of(self, awaitable: Any) -> Any:
         """Await `awaitable`, unless a node fails first: then raise its error."""
         work = asyncio.ensure_future(awaitable)
-        await asyncio.wait({work, self._failed}, return_when=asyncio.FIRST_COMPLETED)
+        await _ordering.stdlib_wait([work, self._failed], return_when=asyncio.FIRST_COMPLETED)
         if self._failed.done():
             self._overtaken.append(work)  # left pending; the end of the run settles it
             self._failed.result()
