@@ -122,6 +122,10 @@ AUDIT_ESCAPES: dict[str, tuple[str, str]] = {
     "time.sleep": ("time.sleep()", _SLEEP),
 }
 
+#: Audit event -> a check of its arguments, returning (call, instead) to escape
+#: or None to let it be (it may also act: see `_machine`'s SQLite connections).
+AUDIT_CHECKS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str] | None]] = {}
+
 # The run being served and the thread it runs on. `_interpose.activate` sets
 # them through `bind`; kept here as plain globals so each check is one lookup.
 _host: InterposeHost | None = None
@@ -159,14 +163,21 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     # when no run is active.
     if _host is None:
         return
-    _audit_active(event)
+    _audit_active(event, args)
 
 
-def _audit_active(event: str) -> None:
-    entry = AUDIT_ESCAPES.get(event)
+def _audit_active(event: str, args: tuple[Any, ...]) -> None:
     host = _host
-    if entry is None or host is None or _get_ident() != _owner:
+    if host is None or _get_ident() != _owner:
         return
+    entry = AUDIT_ESCAPES.get(event)
+    if entry is None:
+        check = AUDIT_CHECKS.get(event)
+        if check is None:
+            return
+        entry = check(args)
+        if entry is None:
+            return
     raise host.escape(*entry)
 
 

@@ -56,8 +56,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _ordering, _taskclass and _timefuncs are imported so that they register as providers.
-from seedbed.aio import _escapes, _holders, _ordering, _providers, _taskclass, _timefuncs  # noqa: F401
+# _machine, _ordering, _taskclass and _timefuncs are imported so that they register
+# as providers.
+from seedbed.aio import (  # noqa: F401
+    _escapes,
+    _holders,
+    _machine,
+    _ordering,
+    _providers,
+    _taskclass,
+    _timefuncs,
+)
 from seedbed.aio._host import InterposeHost
 from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
 from seedbed.errors import SimulatorBug, UsageError
