@@ -39,9 +39,12 @@ rebound) is declared by each of them in `_providers`: this module is one.
 
 Which escapes each CPython version detects, and how: the table in `_escapes`.
 
+The machine's own sources (`os.getrandom`, `getpid`, `/proc/self`, SQLite's
+'now', `ctypes`...): `_machine`. `asyncio.Task` itself: `_taskclass`.
+
 Not interposed (cannot be from Python): clocks read by C code (lock, select
-and `queue` timeouts, OpenSSL), `hash()` randomization, `os.getrandom`,
-copies out of `_holders`' reach (listed there). Pickling a real `datetime`
+and `queue` timeouts, OpenSSL), `hash()` randomization, copies out of
+`_holders`' reach (listed there). Pickling a real `datetime`
 during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 """
 

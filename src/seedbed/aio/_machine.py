@@ -38,10 +38,12 @@ a path that does not spell it (a symlink).
 
 The SQLite functions are replaced on every connection `sqlite3.connect`
 opens during a run (the `sqlite3.connect/handle` audit event comes before
-the connection can take functions, so `connect` is patched): SQLite lets an application function override a built-in one of the same
-name. The replacement turns 'now' into the virtual time and asks the
-built-in of a private connection for the answer, so every modifier keeps
-SQLite's meaning. After the run such a connection reads the real clock again.
+the connection can take functions, so `connect` is patched): SQLite lets an
+application function override a built-in one of the same name. The
+replacement turns 'now' into the virtual time and asks the built-in of a
+private connection for the answer, so every modifier keeps SQLite's meaning.
+After the run such a connection reads the real clock again; a connection
+opened before the run reads it throughout (out of reach too).
 """
 
 from __future__ import annotations
