@@ -152,3 +152,17 @@ def aiohttp_eager_tasks(seed: int) -> tuple[str, dict[str, Any]]:
 # aiohttp is a test dependency: the bare interpreters of the cross-version test
 # lack it (`_batch` runs these only where it is installed).
 SIMULATIONS = {"aiohttp_eager_tasks": aiohttp_eager_tasks}
+
+
+async def waits_for() -> list[Any]:
+    """`asyncio.wait_for` in a child task: 3.11 wraps the awaitable in a task, 3.12+ not."""
+
+    async def child(timeout: float) -> Any:
+        try:
+            return await asyncio.wait_for(_part(5), timeout=timeout)
+        except TimeoutError:
+            return "timeout"
+
+    tasks = [asyncio.create_task(child(t)) for t in (0.001, 0.01)]
+    await asyncio.sleep(1)
+    return [task.result() for task in tasks]

@@ -148,3 +148,50 @@ def test_a_divergent_replay_of_another_versions_trace_names_both_versions(
     message = str(caught.value)
     assert "recorded on Python 3.10.4" in message
     assert sys.version.split()[0] in message
+
+
+@pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11),
+    reason="runs in the 3.11 suite: it records on 3.12 and replays here",
+)
+def test_a_wait_for_trace_from_3_12_fails_on_3_11_in_one_line_naming_both(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+    import traceback
+
+    import det_programs
+
+    python = _interpreters().get("3.12")
+    if python is None:
+        pytest.skip("CPython 3.12 not installed (pyenv install it)")
+    path = tmp_path / "wait_for.jsonl"
+    code = (
+        "import seedbed, det_programs\n"
+        f"seedbed.run(det_programs.waits_for, seed=0, trace={str(path)!r})\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": f"{REPO / 'src'}:{HERE}"}
+    done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(path.read_text().splitlines()[0])["python"].startswith("3.12.")
+
+    with pytest.raises(Nondeterminism) as caught:
+        seedbed.replay(det_programs.waits_for, trace=path)
+    first, *rest = str(caught.value).splitlines()
+    assert "recorded on Python 3.12." in first and f"replayed on {sys.version.split()[0]}" in first
+    assert "diverged from the recorded trace at event" in first and "actual: task" in first
+    assert all(line.startswith(("  seed=", "  replay:")) for line in rest), rest
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    internal = [f.name for f in frames if "/src/seedbed/" in f.filename and f.name != "replay"]
+    assert not internal  # no loop, trace or task frames: the stdlib differs, not seedbed
+    gc.collect()
+    assert "never retrieved" not in capfd.readouterr().err
+
+    # The command says the same, with no traceback at all.
+    command = [sys.executable, "-m", "seedbed", "replay",
+               f"{HERE / 'det_programs.py'}:waits_for", "--trace", str(path)]  # fmt: skip
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert shown.returncode == 1, shown.stderr[-2000:]
+    assert "recorded on Python 3.12." in shown.stderr
+    assert "Traceback" not in shown.stderr and "never retrieved" not in shown.stderr

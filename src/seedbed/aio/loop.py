@@ -88,6 +88,7 @@ class SeedbedLoop(TaskWatch):
         self, seed: int = 0, config: LoopConfig | None = None, trace: Trace | None = None
     ) -> None:
         self._st = LoopState(seed, config or LoopConfig(), trace or Trace())
+        self._st.trace.on_divergence = self._record_failure  # a replay ends at its divergence
         self._numbers = count(1)
         self._task_names = count(1)
         self._timer_numbers = count(1)

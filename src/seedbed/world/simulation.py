@@ -44,6 +44,7 @@ from seedbed.aio.runner import (
     abandon_pending,
     check_result,
     check_seed,
+    note_python_version,
     trace_header,
     write_run_trace,
 )
@@ -265,6 +266,10 @@ class Simulation:
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
                 self._recorded.raise_if_defective()
             divergence = self._loop._st.trace.divergence
+            recorded = self._recorded.header.get("python") if self._recorded else None
+            if divergence is not None and note_python_version(divergence, recorded):
+                # The standard library differs, not seedbed: its frames say nothing.
+                raise divergence.with_traceback(None) from None
             if divergence is not None and divergence is not exc:
                 raise divergence from exc
             raise
