@@ -12,7 +12,6 @@ cross-version test, which compares the programs only).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -38,7 +37,7 @@ def main() -> None:
             trace = trace_dir / f"{name}.jsonl" if trace_dir is not None and seed == 0 else None
             result = seedbed.run(program, seed=seed, trace=trace)
             results[f"{name}/{seed}"] = [result.trace_hash, result.result_digest]
-    simulations = det_programs.SIMULATIONS if importlib.util.find_spec("aiohttp") else {}
+    simulations = det_programs.SIMULATIONS if det_programs.HAVE_AIOHTTP else {}
     for name, simulate in simulations.items():
         for seed in range(min(seeds, SIMULATION_SEEDS)):
             trace_hash, values = simulate(seed)

@@ -195,3 +195,29 @@ def test_a_wait_for_trace_from_3_12_fails_on_3_11_in_one_line_naming_both(
     assert shown.returncode == 1, shown.stderr[-2000:]
     assert "recorded on Python 3.12." in shown.stderr
     assert "Traceback" not in shown.stderr and "never retrieved" not in shown.stderr
+
+
+def test_a_seed_after_other_seeds_in_one_process_equals_that_seed_alone() -> None:
+    # Default task names (`Task-N`, in the aiohttp world's result) came from
+    # asyncio's process-wide counter on 3.12+: seed 5 after seeds 0-4 named
+    # its tasks differently from seed 5 in a fresh process.
+    batch = _start(sys.executable, 0, "0", 6)
+    code = (
+        "import json, seedbed, det_programs\n"
+        "from seedbed.aio._digest import result_digest\n"
+        "out = {}\n"
+        "for name in ('named_workers', 'mixed'):\n"
+        "    r = seedbed.run(getattr(det_programs, name), seed=5)\n"
+        "    out[name + '/5'] = [r.trace_hash, r.result_digest]\n"
+        "for name, simulate in det_programs.SIMULATIONS.items():\n"
+        "    trace_hash, values = simulate(5)\n"
+        "    out[name + '/5'] = [trace_hash, result_digest(values)]\n"
+        "print(json.dumps(out))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": f"{REPO / 'src'}:{HERE}"}
+    alone = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    after = _finish(batch)["results"]
+    for key, value in json.loads(alone.stdout.splitlines()[-1]).items():
+        assert after[key] == value, key
