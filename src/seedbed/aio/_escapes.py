@@ -123,7 +123,7 @@ AUDIT_ESCAPES: dict[str, tuple[str, str]] = {
 }
 
 #: Audit event -> a check of its arguments, returning (call, instead) to escape
-#: or None to let it be (it may also act: see `_machine`'s SQLite connections).
+#: or None to let it be (`_machine` registers its path and ctypes checks here).
 AUDIT_CHECKS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str] | None]] = {}
 
 # The run being served and the thread it runs on. `_interpose.activate` sets
@@ -167,17 +167,18 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _audit_active(event: str, args: tuple[Any, ...]) -> None:
+    entry = AUDIT_ESCAPES.get(event)
+    check = AUDIT_CHECKS.get(event) if entry is None else None
+    if entry is None and check is None:  # most events: two lookups
+        return
     host = _host
     if host is None or _get_ident() != _owner:
         return
-    entry = AUDIT_ESCAPES.get(event)
-    if entry is None:
-        check = AUDIT_CHECKS.get(event)
-        if check is None:
-            return
+    if check is not None:
         entry = check(args)
         if entry is None:
             return
+    assert entry is not None
     raise host.escape(*entry)
 
 

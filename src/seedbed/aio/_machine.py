@@ -183,8 +183,11 @@ def _aux_functions(real_connect: Callable[..., Any]) -> list[str]:
     global _aux
     if _aux is None:
         _aux = real_connect(":memory:", check_same_thread=False)
-        rows = _aux.execute("SELECT DISTINCT name FROM pragma_function_list").fetchall()
-        have = {row[0] for row in rows}
+        try:
+            rows = _aux.execute("SELECT DISTINCT name FROM pragma_function_list").fetchall()
+            have = {row[0] for row in rows}
+        except Exception:  # an SQLite without the pragma (before 3.30): the core five
+            have = {"date", "time", "datetime", "julianday", "strftime"}
         _available[:] = [name for name in _SQL_TIME_FUNCTIONS if name in have]
     return _available
 
