@@ -4,7 +4,10 @@
 
 PAD shifts this process's heap before the runs (see `seedbed._harness.selfcheck`), so an order
 set by memory addresses shows up as a difference between processes. With
-TRACE_DIR, seed 0 of each program also writes its trace there.
+TRACE_DIR, seed 0 of each program also writes its trace there. The simulations
+(`det_programs.SIMULATIONS`) run their first `SIMULATION_SEEDS` seeds where
+aiohttp is installed (the tier's own interpreter; not the bare ones of the
+cross-version test, which compares the programs only).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import det_programs
 
 import seedbed
+from seedbed.aio._digest import result_digest
 
 PROGRAMS = ("as_completed_order", "named_workers", "gc_finalizers", "mixed")
+SIMULATION_SEEDS = 8  # per simulation: a world costs ~30x a program's run
 
 
 def main() -> None:
@@ -32,6 +37,11 @@ def main() -> None:
             trace = trace_dir / f"{name}.jsonl" if trace_dir is not None and seed == 0 else None
             result = seedbed.run(program, seed=seed, trace=trace)
             results[f"{name}/{seed}"] = [result.trace_hash, result.result_digest]
+    simulations = det_programs.SIMULATIONS if det_programs.HAVE_AIOHTTP else {}
+    for name, simulate in simulations.items():
+        for seed in range(min(seeds, SIMULATION_SEEDS)):
+            trace_hash, values = simulate(seed)
+            results[f"{name}/{seed}"] = [trace_hash, result_digest(values)]
     print(json.dumps({"python": sys.version.split()[0], "results": results}))
     del padding
 

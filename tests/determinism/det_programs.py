@@ -1,14 +1,25 @@
 """Programs for the determinism tier: each exercises one way a run could depend on
 its process (memory addresses, garbage collection, task names, the seeded
-randomness) while staying a plain asyncio program."""
+randomness) while staying a plain asyncio program; `SIMULATIONS` are worlds
+of nodes, run by seed."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import sys
 from typing import Any
 
+import seedbed
 from seedbed.aio import _ordering
+
+try:  # imported before any run: a module first imported inside a run draws from
+    # that run alone (aiohttp's websocket writer makes a `random.Random()` at import)
+    import aiohttp
+    from aiohttp import web
+except ImportError:  # the bare interpreters of the cross-version test
+    aiohttp = web = None  # type: ignore[assignment]
+HAVE_AIOHTTP = aiohttp is not None
 
 
 async def _echo(index: int) -> int:
@@ -80,3 +91,80 @@ async def mixed() -> dict[str, Any]:
         "gc": await gc_finalizers(),
         "random": random.getrandbits(32),
     }
+
+
+# -- a simulated world: aiohttp, and tasks made without create_task ------------
+
+
+async def _part(index: int) -> int:
+    await asyncio.sleep(0.001 * (index % 3))
+    return index
+
+
+def _start_part(loop: asyncio.AbstractEventLoop, index: int) -> asyncio.Task[int]:
+    """A task made by the class itself, eagerly where the interpreter can (as aiohttp does)."""
+    if sys.version_info >= (3, 12):
+        return asyncio.Task(_part(index), loop=loop, eager_start=True)
+    return asyncio.Task(_part(index), loop=loop)
+
+
+async def _fan_out(request: Any) -> Any:
+    """Sub-tasks, some finished by the timeout: `done`/`pending` in set order, by name."""
+    loop = asyncio.get_running_loop()
+    tasks = [_start_part(loop, index) for index in range(8)]
+    done, pending = await asyncio.wait(tasks, timeout=0.0015)
+    for task in pending:
+        task.cancel()
+    return web.json_response(
+        {"done": [t.get_name() for t in done], "pending": [t.get_name() for t in pending]}
+    )
+
+
+async def _http_server() -> None:
+    app = web.Application()
+    app.router.add_get("/", _fan_out)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, None, 8080).start()
+    await asyncio.Event().wait()
+
+
+async def _http_client() -> list[Any]:
+    await asyncio.sleep(0.1)
+    answers = []
+    async with aiohttp.ClientSession() as session:
+        for _ in range(2):
+            async with session.get("http://server:8080/") as response:
+                answers.append(await response.json())
+    return answers
+
+
+def aiohttp_eager_tasks(seed: int) -> tuple[str, dict[str, Any]]:
+    """An aiohttp client and server whose handler starts tasks with `asyncio.Task(...)`.
+
+    Returns the trace hash and every client's value.
+    """
+    sim = seedbed.Simulation(seed=seed)
+    sim.host("server", _http_server)
+    sim.client("client", _http_client)
+    result = sim.run(max_time=10.0)
+    return result.trace_hash, result.values
+
+
+# aiohttp is a test dependency: the bare interpreters of the cross-version test
+# lack it (`_batch` runs these only where it is installed).
+SIMULATIONS = {"aiohttp_eager_tasks": aiohttp_eager_tasks}
+
+
+async def waits_for() -> list[Any]:
+    """`asyncio.wait_for` in a child task: 3.11 wraps the awaitable in a task, 3.12+ not."""
+
+    async def child(timeout: float) -> Any:
+        try:
+            return await asyncio.wait_for(_part(5), timeout=timeout)
+        except TimeoutError:
+            return "timeout"
+
+    tasks = [asyncio.create_task(child(t)) for t in (0.001, 0.01)]
+    await asyncio.sleep(1)
+    return [task.result() for task in tasks]

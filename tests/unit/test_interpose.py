@@ -78,6 +78,9 @@ class FakeHost:
         self.reasons.append(reason)
         return self.rng.getrandbits(64)
 
+    def node_name(self) -> str:
+        return ""
+
     def escape(self, call: str, instead: str) -> SimulationEscape:
         self.escapes.append(call)
         return SimulationEscape(f"{call} inside a simulated run: {instead}")

@@ -122,3 +122,33 @@ def test_a_failing_taskgroup_cancels_its_other_children_in_creation_order() -> N
         return cancelled
 
     assert _outcomes(main) == {repr(list(range(12)))}
+
+
+def test_a_wait_on_plain_futures_puts_their_address_order_in_the_hash() -> None:
+    # Plain futures hash by address: the order `done` iterates in may vary
+    # between runs, but never under one trace hash.
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        futures = [loop.create_future() for _ in range(12)]
+        for index, future in enumerate(futures):
+            loop.call_soon(future.set_result, index)
+        done, _ = await asyncio.wait(futures)
+        return [f.result() for f in done]
+
+    garbage = []
+    seen: dict[str, set[tuple[int, ...]]] = {}
+    for run in range(30):
+        garbage.append([object() for _ in range(run * 7)])
+        result = seedbed.run(main, seed=0)
+        seen.setdefault(result.trace_hash, set()).add(tuple(result.value))
+    assert all(len(results) == 1 for results in seen.values()), seen
+    assert len(seen) > 1  # the order did move, and the hash with it
+
+
+def test_a_wait_on_the_loops_tasks_alone_adds_no_event(tmp_path: Any) -> None:
+    async def main() -> None:
+        await asyncio.wait([asyncio.create_task(_work(i)) for i in range(3)])
+
+    path = tmp_path / "run.jsonl"
+    seedbed.run(main, seed=0, trace=path)
+    assert "set order" not in path.read_text()

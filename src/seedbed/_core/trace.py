@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from seedbed.errors import Nondeterminism
@@ -90,7 +90,7 @@ def recording() -> Iterator[list[Trace]]:
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
-    __slots__ = ("_expected", "count", "divergence", "events", "quiet", "word")
+    __slots__ = ("_expected", "count", "divergence", "events", "on_divergence", "quiet", "word")
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
         if _recordings:
@@ -105,6 +105,9 @@ class Trace:
         self.quiet = not keep and expected is None
         # The first divergence found, kept in case user code swallows the raise.
         self.divergence: Nondeterminism | None = None
+        # Told of the first divergence (the loop ends the run there: every
+        # later event would diverge again, each in some task nobody awaits).
+        self.on_divergence: Callable[[Nondeterminism], None] | None = None
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""
@@ -153,13 +156,16 @@ class Trace:
         assert expected is not None
         if index < len(expected) and tuple(expected[index]) == event:
             return
+        if self.divergence is not None:  # events after the first differ too: one error
+            raise self.divergence
         recorded = describe_event(expected[index]) if index < len(expected) else "(end of trace)"
         divergence = Nondeterminism(
             f"the run diverged from the recorded trace at event {index}\n"
             f"  recorded: {recorded}\n  actual:   {describe_event(event)}"
         )
-        if self.divergence is None:
-            self.divergence = divergence
+        self.divergence = divergence
+        if self.on_divergence is not None:
+            self.on_divergence(divergence)
         raise divergence
 
     def check_complete(self) -> None:

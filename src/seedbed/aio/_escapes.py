@@ -122,6 +122,10 @@ AUDIT_ESCAPES: dict[str, tuple[str, str]] = {
     "time.sleep": ("time.sleep()", _SLEEP),
 }
 
+#: Audit event -> a check of its arguments, returning (call, instead) to escape
+#: or None to let it be (`_machine` registers its path and ctypes checks here).
+AUDIT_CHECKS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str] | None]] = {}
+
 # The run being served and the thread it runs on. `_interpose.activate` sets
 # them through `bind`; kept here as plain globals so each check is one lookup.
 _host: InterposeHost | None = None
@@ -159,14 +163,22 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     # when no run is active.
     if _host is None:
         return
-    _audit_active(event)
+    _audit_active(event, args)
 
 
-def _audit_active(event: str) -> None:
+def _audit_active(event: str, args: tuple[Any, ...]) -> None:
     entry = AUDIT_ESCAPES.get(event)
-    host = _host
-    if entry is None or host is None or _get_ident() != _owner:
+    check = AUDIT_CHECKS.get(event) if entry is None else None
+    if entry is None and check is None:  # most events: two lookups
         return
+    host = _host
+    if host is None or _get_ident() != _owner:
+        return
+    if check is not None:
+        entry = check(args)
+        if entry is None:
+            return
+    assert entry is not None
     raise host.escape(*entry)
 
 

@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
     from seedbed.aio._pct import Pct
 
-_TASK = asyncio.Task
+# A tuple: inside a run interposition rebinds module globals that hold
+# `asyncio.Task` to its stand-in (`_taskclass`), whose type check is Python code.
+_TASK = (asyncio.Task,)
 
 
 def task_of(handle: Any) -> asyncio.Task[Any] | None:

@@ -194,9 +194,10 @@ def _copies_in_containers(
     found: list[Any] = []
     for container in containers:
         holders = owners.get(id(container), [])
-        if isinstance(container, tuple):
+        if isinstance(container, tuple):  # a class's bases and mro are out of reach
             found.extend(_copies_in_tuple(container, holders, replacements))
-        elif not any(isinstance(h, type) for h in holders):
+            continue
+        if not any(isinstance(h, type) for h in holders):
             found.extend(
                 (container, key, value)
                 for key, value in list(container.items())

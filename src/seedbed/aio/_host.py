@@ -30,6 +30,9 @@ class InterposeHost(Protocol):
     def seed_for(self, reason: str) -> int:
         """A 64-bit seed drawn from the run's entropy, labelled with `reason`."""
 
+    def node_name(self) -> str:
+        """The name of the node whose code is running ("" outside any node)."""
+
     def escape(self, call: str, instead: str) -> SimulationEscape:
         """Record that user code tried `call`; return the error to raise.
 
@@ -63,6 +66,13 @@ class RunHost:
 
     def seed_for(self, reason: str) -> int:
         return self._loop._st.user.seed_for(reason)
+
+    def node_name(self) -> str:
+        # A world's lanes are its nodes' incarnations, each with a name (`enable_lanes`).
+        lane_var = self._loop._st.lane_var
+        lane = lane_var.get() if lane_var is not None else None
+        name = getattr(lane, "name", "")
+        return name if isinstance(name, str) else ""
 
     def escape(self, call: str, instead: str) -> SimulationEscape:
         failure = SimulationEscape(f"{call} inside a simulated run: {instead}")

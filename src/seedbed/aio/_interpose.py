@@ -39,9 +39,12 @@ rebound) is declared by each of them in `_providers`: this module is one.
 
 Which escapes each CPython version detects, and how: the table in `_escapes`.
 
+The machine's own sources (`os.getrandom`, `getpid`, `/proc/self`, SQLite's
+'now', `ctypes`...): `_machine`. `asyncio.Task` itself: `_taskclass`.
+
 Not interposed (cannot be from Python): clocks read by C code (lock, select
-and `queue` timeouts, OpenSSL), `hash()` randomization, `os.getrandom`,
-copies out of `_holders`' reach (listed there). Pickling a real `datetime`
+and `queue` timeouts, OpenSSL), `hash()` randomization, copies out of
+`_holders`' reach (listed there). Pickling a real `datetime`
 during a run fails (pickle finds the stand-in class under `datetime.datetime`).
 """
 
@@ -56,8 +59,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _ordering and _timefuncs are imported so that they register as providers.
-from seedbed.aio import _escapes, _holders, _ordering, _providers, _timefuncs  # noqa: F401
+# _machine, _ordering, _taskclass and _timefuncs are imported so that they register
+# as providers.
+from seedbed.aio import (  # noqa: F401
+    _escapes,
+    _holders,
+    _machine,
+    _ordering,
+    _providers,
+    _taskclass,
+    _timefuncs,
+)
 from seedbed.aio._host import InterposeHost
 from seedbed.aio._timefuncs import _Date, _Datetime, _RealDate, _RealDatetime
 from seedbed.errors import SimulatorBug, UsageError

@@ -64,6 +64,7 @@ Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
 _new_handle = object.__new__  # handles are built field by field, see call_soon
+_task_init = asyncio.Task.__init__  # the C initializer (a slot wrapper: never rebound)
 _PATCHED_TIME = (
     "loop.time cannot be patched on seedbed's loop: its timers fire by its own virtual "
     "clock, which makes a fake clock unnecessary; remove the patch and advance time with "
@@ -87,6 +88,7 @@ class SeedbedLoop(TaskWatch):
         self, seed: int = 0, config: LoopConfig | None = None, trace: Trace | None = None
     ) -> None:
         self._st = LoopState(seed, config or LoopConfig(), trace or Trace())
+        self._st.trace.on_divergence = self._record_failure  # a replay ends at its divergence
         self._numbers = count(1)
         self._task_names = count(1)
         self._timer_numbers = count(1)
@@ -674,6 +676,21 @@ class SeedbedLoop(TaskWatch):
             if name is not None:
                 task.set_name(name)
             return task
+        return self._new_task(coro, name, context, kwargs)
+
+    def _new_task(
+        self,
+        coro: Coroutine[Any, Any, T] | Generator[Any, None, T],
+        name: str | None,
+        context: contextvars.Context | None,
+        kwargs: dict[str, Any],
+    ) -> asyncio.Task[T]:
+        """A task of this loop: numbered, named, in its node's lane, traced.
+
+        Every task on the loop is made here: by `create_task` and, inside a
+        run, by `asyncio.Task(...)` itself (eager tasks and eager task
+        factories included), see `_taskclass`.
+        """
         number = next(self._numbers)
         sim_task = SimTask.__new__(SimTask)
         sim_task.number = number  # before __init__: registration hashes the task
@@ -683,11 +700,15 @@ class SeedbedLoop(TaskWatch):
             sim_task.lane = None
         else:  # 3.11 tasks do not expose their context: remember their lane now
             sim_task.lane = lane_var.get() if context is None else context.get(lane_var)
-        # Every task takes a default name, named or not, and the trace records
-        # it: 3.11 and 3.12 name a task after creating it, 3.13 while creating
-        # it, and one trace must serve all three.
+        # Every task takes a default name from this loop's counter, named or
+        # not, and the trace records it: 3.11 and 3.12 name a task after
+        # creating it, 3.13 while creating it, and one trace must serve all
+        # three. asyncio's own counter is process-wide: a name from it would
+        # depend on the runs before this one. An explicit name, "" included,
+        # is kept as stock asyncio keeps it.
         default_name = f"Task-{next(self._task_names)}"
-        sim_task.__init__(coro, loop=self, name=name or default_name, context=context, **kwargs)  # type: ignore[misc]
+        given = default_name if name is None else name
+        _task_init(sim_task, coro, loop=self, name=given, context=context, **kwargs)
         self._st.tasks[number] = sim_task
         sim_task.add_done_callback(self._task_finished)
         self._st.trace.emit(

@@ -252,6 +252,11 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
     recorded = RecordedTrace(trace)
     try:
         return _replay(main, recorded)
+    except Nondeterminism as exc:
+        if note_python_version(exc, recorded.header.get("python")):
+            # The standard library differs, not seedbed: its frames say nothing.
+            raise exc.with_traceback(None) from None
+        raise
     finally:
         recorded.close()
 
@@ -269,7 +274,6 @@ def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
     try:
         _compare(recorded, checking, outcome)
     except Nondeterminism as exc:
-        _note_python_version(exc, recorded.header.get("python"))
         if exc.context is None:
             exc.context = RunContext(
                 recorded.seed, outcome.result.steps, round(outcome.result.virtual_time * 1e9),
@@ -299,13 +303,28 @@ def _compare(recorded: RecordedTrace, checking: Trace, outcome: RunOutcome) -> N
     check_result(recorded.end, outcome.result.value)
 
 
-def _note_python_version(exc: Nondeterminism, recorded: object) -> None:
+def note_python_version(exc: Nondeterminism, recorded: object) -> bool:
+    """A divergence from a trace of another Python version says so in one line.
+
+    `recorded` is the trace header's `python`. Where minor versions differ the
+    message becomes one line naming both versions and the first differing
+    event (README, "One trace across versions": `wait_for`, for one, runs
+    differently before 3.12). Returns whether it did; a second call does not
+    add it again.
+    """
     actual = platform.python_version()
-    if isinstance(recorded, str) and recorded.split(".")[:2] != actual.split(".")[:2]:
-        exc.message += (
-            f"\n  the trace was recorded on Python {recorded} and replayed on {actual}: "
-            "record it again on this version (README: One trace across versions)"
+    if not isinstance(recorded, str) or recorded.split(".")[:2] == actual.split(".")[:2]:
+        return False
+    if not exc.message.startswith("the trace was recorded on Python"):
+        head, *details = exc.message.split("\n")
+        what = f" ({'; '.join(' '.join(line.split()) for line in details)})" if details else ""
+        exc.message = (
+            f"the trace was recorded on Python {recorded} and replayed on {actual}, "
+            f"and {head}{what}: record it again on this version "
+            "(README: One trace across versions)"
         )
+        exc.args = (exc.message,)
+    return True
 
 
 def check_result(end: dict[str, Any], value: Any) -> None:

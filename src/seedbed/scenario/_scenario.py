@@ -37,6 +37,7 @@ from typing import Any
 from seedbed._core import Entropy, Trace, choices
 from seedbed._core.naming import scenario_replay
 from seedbed._core.validate import check_positive_int, check_seconds
+from seedbed.aio import _ordering
 from seedbed.aio._state import LoopConfig
 from seedbed.errors import (
     InvariantViolation,
@@ -368,7 +369,7 @@ class _Run:
         # A shrinker replaying choices may end the fault phase sooner (see `choices.setting`).
         duration = choices.setting("scenario", "fault phase seconds", scenario.duration)
         if clients:
-            await asyncio.wait([node.result for node in clients], timeout=duration)
+            await _ordering.stdlib_wait([node.result for node in clients], timeout=duration)
         else:
             await asyncio.sleep(duration)
         choices.phase_ended(sim.loop.time())
@@ -389,7 +390,7 @@ class _Run:
             if not node.up and not (node.kind == "client" and node.result.done()):
                 sim.restart(node.name)
         reached = self.oracles.liveness_reached()
-        done, _ = await asyncio.wait([reached], timeout=self.scenario.liveness_timeout)
+        done, _ = await _ordering.stdlib_wait([reached], timeout=self.scenario.liveness_timeout)
         if not done:
             still = self.oracles.still_false()
             error = LivenessFailure(

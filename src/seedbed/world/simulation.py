@@ -37,12 +37,14 @@ from seedbed._core.identity import NODE
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter
 from seedbed._core.validate import MAX_SECONDS, check_bool
+from seedbed.aio import _ordering
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import (
     abandon_pending,
     check_result,
     check_seed,
+    note_python_version,
     trace_header,
     write_run_trace,
 )
@@ -474,6 +476,10 @@ class Simulation:
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
                 self._recorded.raise_if_defective()
             divergence = self._loop._st.trace.divergence
+            recorded = self._recorded.header.get("python") if self._recorded else None
+            if divergence is not None and note_python_version(divergence, recorded):
+                # The standard library differs, not seedbed: its frames say nothing.
+                raise divergence.with_traceback(None) from None
             if divergence is not None and divergence is not exc:
                 raise divergence from exc
             raise
@@ -596,7 +602,7 @@ class Simulation:
     async def _first_of(self, awaitable: Any) -> Any:
         """Await `awaitable`, unless a node fails first: then raise its error."""
         work = asyncio.ensure_future(awaitable)
-        await asyncio.wait({work, self._failed}, return_when=asyncio.FIRST_COMPLETED)
+        await _ordering.stdlib_wait([work, self._failed], return_when=asyncio.FIRST_COMPLETED)
         if self._failed.done():
             self._overtaken.append(work)  # left pending; the end of the run settles it
             self._failed.result()
