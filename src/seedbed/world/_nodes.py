@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from seedbed._identity import NodeRef, new_node_context
+from seedbed.aio._driver import WorldDriver
 from seedbed.aio._handles import SimTask
-from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
 
 HOST, CLIENT = "host", "client"
@@ -118,13 +118,11 @@ class NodeTable:
         node.context = new_node_context(ref)
         return ref
 
-    def bury(self, loop: SeedbedLoop, node: Node) -> None:
+    def bury(self, driver: WorldDriver, node: Node) -> None:
         """Kill the node's running incarnation: no callback of it runs again."""
         ref, context = node.ref, node.context
         assert ref is not None and context is not None
-        ref.alive = False
-        for task in loop.tasks_in_lane(ref):
-            loop.bury(task)
+        for task in driver.end_lane(ref):  # flips ref.alive; its tasks leave the registries
             self.graveyard.append((task, context))
 
     def close_graveyard(self) -> None:
