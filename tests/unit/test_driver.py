@@ -145,6 +145,26 @@ def test_a_node_that_crashes_itself_mid_batch_runs_nothing_more_of_that_batch() 
     assert not sim.nodes.get("victim").up
 
 
+def test_work_queued_in_lanes_when_a_world_stops_runs_when_it_advances_again() -> None:
+    """`advance` stops the loop mid-way through the lanes' work; none of it is lost."""
+    spins: dict[str, int] = {}
+
+    async def spinner() -> None:
+        me = seedbed.current_node()
+        spins[me] = 0
+        while True:
+            await asyncio.sleep(0)
+            spins[me] += 1
+
+    sim = Simulation(seed=0)
+    for name in ("a", "b", "c"):
+        sim.host(name, spinner)
+    for _ in range(10):
+        before = dict(spins)
+        sim.advance(0.001)
+        assert all(spins[name] > before.get(name, -1) for name in ("a", "b", "c")), spins
+
+
 # -- simulator contracts broken on purpose: a SimulatorBug with the seed -------------
 
 

@@ -50,7 +50,8 @@ def _key_of(lane: _Lane) -> Any:
 class LaneRouter:
     """Routes ready callbacks to their lanes and picks the lane that runs next.
 
-    One router lives for one `_drive` (one `run_forever`). Lanes are keyed by
+    One router serves a loop from its first drive on: what the lanes hold when
+    one drive stops (a world's `advance`) runs in the next. Lanes are keyed by
     the lane object itself (an identity hash, a lookup only, never an order),
     never by `id()`, whose every call fires an audit event.
     """
@@ -73,21 +74,15 @@ class LaneRouter:
     def pick(self) -> Queue | None:
         """The queue the next iteration runs, or None to begin the iteration again.
 
-        `ready` itself when it holds the only callback in all the world (the
-        common case with latency: routing it to its lane and picking that lane
-        would be a forced choice, so it runs from `ready`, at the same cost,
-        steps and trace); a lane's queue (`lane` set) when lanes hold work;
-        an empty `ready` when nothing is runnable.
+        A lane's queue (`lane` and `key` set) when lanes hold work; an empty
+        `ready` when nothing is runnable. The scheduler does not call it when
+        `ready` holds the only callback in all the world and no lane holds
+        any (the common case with latency): routing that one to its lane and
+        picking the lane would be a forced choice, so it runs from `ready`,
+        at the same cost, steps and trace.
         """
         ready, runnable = self.ready, self.runnable
         self.lane = None
-        if not runnable and len(ready) == 1:
-            key = self.key = ready[0]._context.get(self.var)
-            if key is not None and not key.alive:
-                ready.popleft()
-                self.by_key.pop(key, None)
-                return None
-            return ready
         if ready:
             self._route()
         if not runnable:

@@ -188,7 +188,7 @@ class LoopState:
         self.stopping = False
         self.halt = False  # stopping or failed: the loop leaves after this iteration
         self.lane_var: contextvars.ContextVar[Any] | None = None  # set by a world
-        self.router: LaneRouter | None = None  # the lanes' pick step while the loop runs
+        self.router: LaneRouter | None = None  # the lanes' pick step, from the first drive on
         self.wall_clock: Callable[[int], int] | None = None  # set by a world
         self.failure: SimulationFailure | None = None
         # Called after each iteration in which a node's code ran (a scenario's

@@ -224,6 +224,7 @@ class SeedbedLoop(TaskWatch):
         self._closed = True
         self._st.ready.clear()
         self._st.timers.clear()
+        self._st.router = None  # and what its lanes held
 
     # -- the scheduler ------------------------------------------------------
 
@@ -238,13 +239,11 @@ class SeedbedLoop(TaskWatch):
         iteration showed up in profiles.
         """
         st = self._st
-        require(st.router is None, "one drive runs at a time")
-        router = st.router = LaneRouter(st) if st.lane_var is not None else None
+        router = st.router  # kept across drives: what lanes hold when one stops runs next
+        if router is None and st.lane_var is not None:
+            router = st.router = LaneRouter(st)
         steps, now = st.steps, st.clock.now
-        try:
-            self._drive_with(st, router)
-        finally:
-            st.router = None
+        self._drive_with(st, router)
         require(st.steps >= steps, "step counts only grow", before=steps, after=st.steps)
         require(st.clock.now >= now, "the clock never moves backwards", before=now)
 
@@ -254,8 +253,11 @@ class SeedbedLoop(TaskWatch):
         popleft = ready.popleft
         after_step = st.after_node_step  # every iteration that runs a node's code calls it
         explore = st.config.explore_tasks
-        pick = router.pick if router is not None else None
-        queue: Any = ready
+        queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
+        key: Any = True  # its lane; None is the world's own, True a loop without lanes
+        if router is not None:
+            pick, runnable = router.pick, router.runnable
+            lane_var, forget = router.var, router.by_key.pop
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
@@ -275,10 +277,19 @@ class SeedbedLoop(TaskWatch):
                         ready.append(due)
             if st.parked:
                 self._resume_one_parked()
-            if pick is not None:
-                queue = pick()
-                if queue is None:
-                    continue  # a dead lane's work was dropped: begin again
+            if router is not None:
+                if runnable or len(ready) != 1:
+                    queue = pick()
+                    if queue is None:
+                        continue  # a dead lane's work was dropped: begin again
+                    key = router.key
+                else:  # the one callback ready in the world: its lane's pick is forced
+                    key = ready[0]._context.get(lane_var)
+                    if key is not None and not key.alive:
+                        popleft()  # a dead incarnation's: never runs, costs nothing
+                        forget(key, None)
+                        continue
+                    queue = ready
             n = len(queue)
             if n == 1 and queue is ready:  # the common case on virtual time: one callback
                 handle = popleft()
@@ -297,7 +308,7 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
-                    if after_step is not None and (router is None or router.key is not None):
+                    if after_step is not None and key is not None:
                         after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()
@@ -331,7 +342,7 @@ class SeedbedLoop(TaskWatch):
                         self._callback_failed(exc, handle)
                 if router is not None:
                     router.settle()
-                if after_step is not None and (router is None or router.key is not None):
+                if after_step is not None and key is not None:
                     after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()

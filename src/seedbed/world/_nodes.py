@@ -4,8 +4,9 @@ A node is a name, a `main` and its incarnations. Starting one gives it a new
 `NodeRef` and a fresh context (nothing inherited, like a new process) in
 which `main()` runs. Crashing it:
 
-- flips the incarnation's `alive` flag, so the loop never runs its callbacks
-  again (timers, wake-ups and network deliveries included);
+- ends the incarnation's lane (`loop.driver.end_lane`): its `alive` flag
+  flips, so the loop never runs its callbacks again (timers, wake-ups and
+  network deliveries included, and the rest of a batch it is running);
 - buries its tasks: out of asyncio's registry and the loop's, destroy warning
   silenced, kept referenced so the garbage collector cannot finalize them
   mid-run (which would run their `finally` blocks);
