@@ -81,10 +81,20 @@ class LaneRouter:
         picking the lane would be a forced choice, so it runs from `ready`,
         at the same cost, steps and trace.
         """
-        ready, runnable = self.ready, self.runnable
+        ready, runnable, by_key, var = self.ready, self.runnable, self.by_key, self.var
         self.lane = None
-        if ready:
-            self._route()
+        popleft = ready.popleft
+        while ready:  # route each ready callback to its lane; a dead lane's never run
+            handle = popleft()
+            lane_key = handle._context.get(var)
+            lane = by_key.get(lane_key)
+            if lane is None:
+                if lane_key is not None and not lane_key.alive:
+                    continue
+                lane = by_key[lane_key] = _Lane(lane_key)
+            if not lane.queue:
+                runnable.append(lane)
+            lane.queue.append(handle)
         if not runnable:
             return ready
         if len(runnable) == 1:
@@ -105,30 +115,14 @@ class LaneRouter:
         self.lane = lane
         return lane.queue
 
-    def _route(self) -> None:
-        """Move each ready callback to its lane; a dead lane's never run."""
-        ready, by_key, runnable, var = self.ready, self.by_key, self.runnable, self.var
-        popleft = ready.popleft
-        while ready:
-            handle = popleft()
-            key = handle._context.get(var)
-            lane = by_key.get(key)
-            if lane is None:
-                if key is not None and not key.alive:
-                    continue
-                lane = by_key[key] = _Lane(key)
-            if not lane.queue:
-                runnable.append(lane)
-            lane.queue.append(handle)
-
     def settle(self) -> None:
-        """After a lane's batch: a lane with nothing queued is no longer runnable."""
+        """After a lane's batch that left callbacks queued (the step budget cut
+        it): the lane stays runnable. (A lane whose batch emptied it leaves
+        `runnable`; the scheduler does that inline.)"""
         lane = self.lane
-        require(lane is not None, "a lane settles after its own batch")
+        require(lane is not None and lane.queue, "a lane settles after its own batch")
         assert lane is not None  # for mypy: require does not narrow
-        if not lane.queue:
-            self.runnable.remove(lane)
-        elif lane.key is not None and not lane.key.alive:
+        if lane.key is not None and not lane.key.alive:
             broken("a dead lane keeps no queued callbacks", lane=lane.key)
         self.lane = None
 

@@ -242,10 +242,11 @@ class SeedbedLoop(TaskWatch):
         router = st.router  # kept across drives: what lanes hold when one stops runs next
         if router is None and st.lane_var is not None:
             router = st.router = LaneRouter(st)
-        steps, now = st.steps, st.clock.now
+        steps, now, events = st.steps, st.clock.now, st.trace.count
         self._drive_with(st, router)
         require(st.steps >= steps, "step counts only grow", before=steps, after=st.steps)
         require(st.clock.now >= now, "the clock never moves backwards", before=now)
+        require(st.trace.count >= events, "trace counts only grow", before=events)
 
     def _drive_with(self, st: LoopState, router: LaneRouter | None) -> None:
         """`_drive`'s loop; `router` (lanes) or None (one FIFO queue, no pick)."""
@@ -341,7 +342,11 @@ class SeedbedLoop(TaskWatch):
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
                 if router is not None:
-                    router.settle()
+                    if queue:
+                        router.settle()  # the step budget cut the batch: the lane keeps work
+                    else:
+                        runnable.remove(router.lane)  # type: ignore[arg-type]  # pick set it
+                        router.lane = None
                 if after_step is not None and key is not None:
                     after_step()
                 if st.halt or clock.now > st.time_limit:
