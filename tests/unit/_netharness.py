@@ -59,7 +59,7 @@ class World:
         self.loop = SeedbedLoop(seed)
         self.nodes = Directory(names)
         self.net = SimNetwork(
-            self.loop, self.loop._st.entropy.stream("net"), config or NetworkConfig(), self.nodes
+            self.loop, self.loop.entropy.stream("net"), config or NetworkConfig(), self.nodes
         )
         self.loop.install_network(self.net)
         self.tasks: dict[str, list[asyncio.Task[Any]]] = {}

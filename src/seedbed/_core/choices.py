@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from seedbed._core import entropy
+from seedbed._core.contract import broken, require
 from seedbed._core.entropy import Stream
 
 if TYPE_CHECKING:
@@ -127,6 +128,8 @@ class ChoiceSession:
 
     def log(self, stream: str, reason: str, value: Value) -> None:
         record = self._passes[-1]
+        if record and record[-1].order != len(record) - 1:
+            broken("recorded choices are numbered by position", last=record[-1].order)
         record.append(Choice(stream, reason, value, len(record)))
 
     def setting(self, stream: str, reason: str, given: float) -> float:
@@ -148,6 +151,7 @@ class ChoiceSession:
             entry = _next(self._kinds.get((stream, _kind(reason))))
         if entry is None:
             return None
+        require(not entry.used, "a recorded choice is replayed once", stream=stream)
         entry.used = True
         return entry.value
 
@@ -250,6 +254,7 @@ class ReplayingStream(Stream):
             return super().below(n, reason)
         recorded = _as_int(self._take(reason))
         value = recorded % n if recorded is not None else 0
+        require(0 <= value < n, "a replayed bounded draw stays in [0, n)", n=n, value=value)
         self._use(reason, value)
         return value
 
@@ -312,7 +317,9 @@ def _order_from(recorded: Value, n: int) -> list[int]:
     for number in numbers:
         if 0 <= number < n:
             seen.setdefault(number)
-    return [*seen, *(i for i in range(n) if i not in seen)]
+    order = [*seen, *(i for i in range(n) if i not in seen)]
+    require(sorted(order) == list(range(n)), "a replayed order is a permutation", n=n)
+    return order
 
 
 def by_stream(choices: Sequence[Choice]) -> dict[str, list[list[Value]]]:

@@ -7,6 +7,8 @@ appear only at the edges (`loop.time()`, user-facing settings).
 
 from __future__ import annotations
 
+from seedbed._core.contract import broken, require
+
 NS_PER_SECOND = 1_000_000_000
 
 # Where wall clocks inside a run start: 2024-01-01T00:00:00Z. A fixed epoch
@@ -29,9 +31,15 @@ class VirtualClock:
     __slots__ = ("now",)
 
     def __init__(self, start_ns: int = 0) -> None:
+        require(start_ns >= 0, "virtual time starts at or after zero", start_ns=start_ns)
         self.now = start_ns
 
     def advance_to(self, when_ns: int) -> None:
-        """Jump forward to `when_ns`; time never goes backwards."""
-        if when_ns > self.now:
-            self.now = when_ns
+        """Jump forward to `when_ns` (or stay at it): time never goes backwards.
+
+        A call that would move it back is a `SimulatorBug` (the caller's
+        rule, not the user's): the loop only ever wakes for a later timer.
+        """
+        if when_ns < self.now:
+            broken("the clock never moves backwards", now=self.now, to=when_ns)
+        self.now = when_ns

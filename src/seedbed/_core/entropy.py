@@ -30,6 +30,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from seedbed._core.contract import broken, require
 from seedbed._core.trace import Trace, word_of
 from seedbed._core.validate import check_seed
 
@@ -49,7 +50,9 @@ _DOUBLE_SCALE = 1.0 / (1 << _DOUBLE_BITS)
 def derive_seed(root: int, name: str) -> int:
     """A 128-bit seed for the stream `name`, independent of every other name."""
     text = f"seedbed/{root}/{name}".encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "big")
+    seed = int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "big")
+    require(0 <= seed < 1 << 128, "a stream's seed has 128 bits", seed=seed)
+    return seed
 
 
 class Stream:
@@ -82,6 +85,8 @@ class Stream:
         value = self._bits(k)
         while value >= n:  # rejection keeps it exactly uniform
             value = self._bits(k)
+        if value < 0:
+            broken("a bounded draw stays in [0, n)", n=n, value=value)
         self._note(reason, value)
         return value
 
@@ -139,6 +144,7 @@ class Stream:
                 j = self._bits(k)
             order[i], order[j] = order[j], order[i]
         if n > 1:
+            require(len(order) == n, "a permutation keeps every index", n=n)
             self._note(reason, ",".join(map(str, order)))
         return order
 
@@ -167,10 +173,13 @@ class Entropy:
         """The stream called `name`; the same object every time it is asked for."""
         stream = self._streams.get(name)
         if stream is None:
+            require(name not in self._streams, "an entropy stream is derived once per name")
             if choice_session is None:
                 stream = Stream(name, derive_seed(self.seed, name), self._trace)
             else:
                 seed = derive_seed(self.seed, name)
                 stream = choice_session.stream(self, name, seed, self._trace)
             self._streams[name] = stream
+        elif stream.name != name:
+            broken("a name always gives its own stream", asked=name, got=stream.name)
         return stream

@@ -19,6 +19,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from seedbed._core.contract import require
 from seedbed.errors import Nondeterminism
 
 Field = str | int | float
@@ -153,7 +154,9 @@ class Trace:
 
     def _check(self, index: int, event: Event) -> None:
         expected = self._expected
-        assert expected is not None
+        require(expected is not None, "only a checking trace compares events")
+        assert expected is not None  # for mypy: require does not narrow
+        require(index == self.count - 1, "events are compared in the order they happen")
         if index < len(expected) and tuple(expected[index]) == event:
             return
         if self.divergence is not None:  # events after the first differ too: one error
@@ -181,4 +184,5 @@ class Trace:
     @property
     def hash(self) -> str:
         """The hash of everything so far, as 16 hex digits."""
+        require(0 <= self.word <= MASK, "the trace's hash stays one 64-bit word")
         return f"{self.word:016x}"

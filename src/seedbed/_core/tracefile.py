@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from seedbed._core import safejson
+from seedbed._core.contract import require
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
@@ -173,6 +174,7 @@ class RecordedEvents:
         self._window[self.read] = event
         self._window.pop(self.read - _WINDOW, None)
         self.read += 1
+        require(len(self._window) <= _WINDOW, "the replay window stays bounded")
         return True
 
 
@@ -210,7 +212,8 @@ class RecordedTrace:
         while self.next_event() is not None:
             pass
         self.raise_if_defective()
-        assert self._end is not None
+        require(self._end is not None, "a trace read without defect has its end line")
+        assert self._end is not None  # for mypy: require does not narrow
         return self._end
 
     def raise_if_defective(self) -> None:

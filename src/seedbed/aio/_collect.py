@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import gc
 
+from seedbed._core.contract import require
+
 # Cost-table refills (of 256 steps each) between young collections: every
 # 4,096 steps. bench/gc_cost.py, instructions per sleep step against no
 # collection at all: every 256 steps +5.8%, every 1,024 +2.2%, every 4,096
@@ -41,6 +43,7 @@ FULL_EVERY = 64
 
 def collect_at(refills: int) -> None:
     """Called at each cost-table refill (every `_state.COST_TABLE_SIZE` steps)."""
+    require(refills > 0, "collections come after the first refill", refills=refills)
     if refills % REFILLS:
         return
     number = refills // REFILLS

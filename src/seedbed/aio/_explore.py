@@ -55,6 +55,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from seedbed._core import Stream
+from seedbed._core.contract import broken, require
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
@@ -84,6 +85,7 @@ def reorder_task_steps(
     the tasks in a drawn order (under PCT, by priority), each task's own
     steps in their order.
     """
+    require(len(queue) >= n, "a reorder stays within the batch", n=n, queued=len(queue))
     batch = [queue.popleft() for _ in range(n)]
     slots: list[int] = []
     owners: list[asyncio.Task[Any]] = []
@@ -100,10 +102,12 @@ def reorder_task_steps(
             order = sched.permutation(len(slots), "order of task steps ready together")
         else:
             order = pct.order(owners)
+        require(sorted(order) == list(range(len(slots))), "a step order places every step")
         for slot, drawn in zip(slots, order, strict=True):
             batch[slot] = steps[owners[drawn]].popleft()
             if pct is not None:
                 pct.ran(owners[drawn])
+        require(not any(steps.values()), "a reorder keeps every task step exactly once")
     queue.extendleft(reversed(batch))
 
 
@@ -114,4 +118,7 @@ def tick_ns(resolution: float) -> int:
 
 def round_up(when_ns: int, tick: int) -> int:
     """The first tick at or after `when_ns`: a coarse deadline is never early."""
-    return -(-when_ns // tick) * tick
+    rounded = -(-when_ns // tick) * tick
+    if not when_ns <= rounded < when_ns + tick:
+        broken("a coarse deadline is the first tick at or after it", when=when_ns, tick=tick)
+    return rounded

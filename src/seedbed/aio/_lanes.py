@@ -13,25 +13,29 @@ the loop becomes one asyncio loop per lane sharing a clock:
 
 A lane (any object with an `alive` attribute) whose `alive` is False (a
 crashed node) loses its queued callbacks: they never run and cost nothing.
-A lane in `LoopState.paused` (a paused node: `Simulation.pause`) keeps them
-queued, in order, and is never picked until the world takes it out; while
-every lane with work is paused, time moves on to the next timer.
+A lane ends through `end` (the driver's `end_lane`), which also cuts short
+the batch it is running, if any: the rest of that batch never runs.
+A lane in `paused` (a paused node: the driver's `pause_lane`) keeps its
+queue, in order, and is never picked until the world resumes it; while every
+lane with work is paused, time moves on to the next timer.
+
+This module is only the pick step of the loop's one scheduler
+(`SeedbedLoop._drive`): it decides which queue the next iteration runs and
+never runs a callback itself.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from seedbed._core.trace import MASK, PRIME
-from seedbed.aio._diagnose import deadlock_error
-from seedbed.aio._explore import reorder_task_steps
+from seedbed._core.contract import broken, require
 
 if TYPE_CHECKING:
     from seedbed.aio._handles import SimHandle, SimTimerHandle
     from seedbed.aio._state import LoopState
-    from seedbed.aio.loop import SeedbedLoop
+
+Queue = deque["SimHandle | SimTimerHandle"]
 
 
 class _Lane:
@@ -39,146 +43,110 @@ class _Lane:
 
     def __init__(self, key: Any) -> None:
         self.key = key
-        self.queue: deque[SimHandle | SimTimerHandle] = deque()
+        self.queue: Queue = deque()
 
 
 def _key_of(lane: _Lane) -> Any:
     return lane.key
 
 
-def drive_lanes(loop: SeedbedLoop, st: LoopState) -> None:
-    """The scheduler of a world: like `SeedbedLoop._drive`, one lane at a time.
+class LaneRouter:
+    """Routes ready callbacks to their lanes and picks the lane that runs next.
 
-    It is the innermost loop of every simulation, so routing, picking, running
-    and the common cases of collecting one due timer and waking for the next
-    are inlined (the general cases stay in the loop's methods). Lanes are keyed
-    by the lane object itself (an identity hash), never by `id()`, whose every
-    call fires an audit event.
+    One router serves a loop from its first drive on: what the lanes hold when
+    one drive stops (a world's `advance`) runs in the next. Lanes are keyed by
+    the lane object itself (an identity hash, a lookup only, never an order),
+    never by `id()`, whose every call fires an audit event.
     """
-    runnable: list[_Lane] = []  # lanes with queued callbacks, in the order they got work
-    by_key: dict[Any, _Lane] = {}  # a lookup, never an order
-    var = st.lane_var
-    assert var is not None
-    ready, timers, clock, trace, costs = st.ready, st.timers, st.clock, st.trace, st.costs
-    pick = st.sched.below
-    after_node_step = st.after_node_step
-    explore = st.config.explore_tasks
-    pct = st.pct
-    paused = st.paused  # one dict for the whole run: empty unless a node is paused
-    while True:
-        if timers and timers[0][0] <= clock.now:
-            entry = heappop(timers)
-            if timers and timers[0][0] <= clock.now:
-                heappush(timers, entry)  # several due: the general path orders ties
-                loop._collect_due_timers()
-            elif entry[2]._cancelled:
-                entry[2]._scheduled = False
-                st.cancelled_timers -= 1
-            else:
-                entry[2]._scheduled = False
-                ready.append(entry[2])
-        if st.parked:
-            loop._resume_one_parked()
-        if not runnable and len(ready) == 1 and not paused:
-            # The common case in a world with latency: one callback ready in all
-            # the world. Running it here is what routing it to its lane and then
-            # picking that lane (a forced choice, no draw) would do, minus the
-            # queues: the same costs, steps and trace.
-            handle = ready.popleft()
-            key = handle._context.get(var)
-            if key is not None and not key.alive:
-                by_key.pop(key, None)
-                continue
-            position = st.cost_position
-            if position < st.cost_fence:
-                st.cost_position = position + 1
-                cost = costs[position]
-            else:
-                cost = loop._batch_costs(1, (handle,))[0]
-            if not handle._cancelled:
-                st.steps += 1
-                clock.now += cost
-                try:
-                    handle._context.run(handle._callback, *handle._args)
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    loop._callback_failed(exc, handle)
-                if after_node_step is not None and key is not None:
-                    after_node_step()
-            if st.halt or clock.now > st.time_limit:
-                loop._end_drive()
-                break
-            continue
+
+    __slots__ = (
+        "batch", "by_key", "key", "lane", "paused", "pct", "pick_index", "ready", "runnable", "var",
+    )  # fmt: skip
+
+    def __init__(self, st: LoopState) -> None:
+        require(st.lane_var is not None, "a lane router serves a loop with lanes")
+        assert st.lane_var is not None  # for mypy: require does not narrow
+        self.var = st.lane_var
+        self.ready = st.ready
+        self.pick_index = st.sched.below
+        self.pct = st.pct
+        self.paused = st.paused  # one dict for the whole run: empty unless a node is paused
+        self.runnable: list[_Lane] = []  # lanes with queued callbacks, in the order they got work
+        self.by_key: dict[Any, _Lane] = {}
+        self.key: Any = None  # the lane of the callbacks `pick` handed out
+        self.lane: _Lane | None = None  # the lane whose batch runs now, if a lane batch
+        self.batch: list[int] = []  # that batch's costs: cleared to cut it short
+
+    def pick(self) -> Queue | None:
+        """The queue the next iteration runs, or None to begin the iteration again.
+
+        A lane's queue (`lane` and `key` set) when lanes hold work; an empty
+        `ready` when nothing is runnable. The scheduler does not call it when
+        `ready` holds the only callback in all the world and no lane holds
+        any (the common case with latency): routing that one to its lane and
+        picking the lane would be a forced choice, so it runs from `ready`,
+        at the same cost, steps and trace.
+        """
+        ready, runnable, by_key, var = self.ready, self.runnable, self.by_key, self.var
+        self.lane = None
+        popleft = ready.popleft
         while ready:  # route each ready callback to its lane; a dead lane's never run
-            handle = ready.popleft()
-            key = handle._context.get(var)
-            lane = by_key.get(key)
+            handle = popleft()
+            lane_key = handle._context.get(var)
+            lane = by_key.get(lane_key)
             if lane is None:
-                if key is not None and not key.alive:
+                if lane_key is not None and not lane_key.alive:
                     continue
-                lane = by_key[key] = _Lane(key)
+                lane = by_key[lane_key] = _Lane(lane_key)
             if not lane.queue:
                 runnable.append(lane)
             lane.queue.append(handle)
         choosable = runnable
-        if paused and runnable:  # a paused lane keeps its queue and is not picked
-            choosable = [lane for lane in runnable if lane.key not in paused]
-        if choosable:
-            if len(choosable) == 1:
-                lane = choosable[0]
-            elif pct is None:
-                lane = choosable[pick(len(choosable), "which node runs next")]
-            else:
-                lane = choosable[pct.pick(choosable, _key_of)]
-                pct.ran(lane.key)
-            key = lane.key
-            if key is not None and not key.alive:
-                lane.queue.clear()
-                runnable.remove(lane)
-                del by_key[key]
-                continue
-            queue = lane.queue  # one asyncio iteration of this lane: what it had, FIFO
-            if explore and len(queue) > 1:
-                reorder_task_steps(queue, len(queue), st.sched, st.pct)
-            start = st.cost_position
-            end = start + len(queue)
-            if end <= st.cost_fence:
-                st.cost_position = end
-                batch = costs[start:end]
-            else:
-                batch = loop._batch_costs(len(queue), queue)
-            popleft = queue.popleft
-            for cost in batch:
-                handle = popleft()
-                if handle._cancelled or (key is not None and not key.alive):
-                    continue
-                st.steps += 1
-                clock.now += cost
-                try:
-                    handle._context.run(handle._callback, *handle._args)
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    loop._callback_failed(exc, handle)
-            if not queue:
-                runnable.remove(lane)
-            if after_node_step is not None and key is not None:
-                after_node_step()
-            if st.halt or clock.now > st.time_limit:
-                loop._end_drive()
-                break
-        elif st.halt:
-            if st.failure is not None:
-                raise loop._failure_to_raise()
-            break
-        elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
-            clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer
-            st.last_sleep_step = st.steps
-            if trace.quiet:  # Trace.time, inlined
-                trace.word = ((trace.word ^ now) * PRIME) & MASK
-                trace.count += 1
-            else:
-                trace.time(now)
-        elif not loop._sleep_until_next_timer():
-            raise loop._fail(deadlock_error(st))
+        if self.paused and runnable:  # a paused lane keeps its queue and is not picked
+            choosable = [lane for lane in runnable if lane.key not in self.paused]
+        if not choosable:
+            return ready  # empty: the iteration goes on to the timers
+        if len(choosable) == 1:
+            lane = choosable[0]
+        elif self.pct is None:
+            lane = choosable[self.pick_index(len(choosable), "which node runs next")]
+        else:
+            lane = choosable[self.pct.pick(choosable, _key_of)]
+            self.pct.ran(lane.key)
+        if lane.key in self.paused:
+            broken("a paused lane is never picked", lane=lane.key)
+        if not lane.queue:
+            broken("a runnable lane has queued work", lane=lane.key)
+        key = self.key = lane.key
+        if key is not None and not key.alive:
+            lane.queue.clear()
+            runnable.remove(lane)
+            del self.by_key[key]
+            return None
+        self.lane = lane
+        return lane.queue
+
+    def settle(self) -> None:
+        """After a lane's batch that left callbacks queued (the step budget cut
+        it): the lane stays runnable. (A lane whose batch emptied it leaves
+        `runnable`; the scheduler does that inline.)"""
+        lane = self.lane
+        require(lane is not None and lane.queue, "a lane settles after its own batch")
+        assert lane is not None  # for mypy: require does not narrow
+        if lane.key is not None and not lane.key.alive:
+            broken("a dead lane keeps no queued callbacks", lane=lane.key)
+        self.lane = None
+
+    def end(self, key: Any) -> None:
+        """Lane `key` died (its node crashed): if it is running a batch, cut it short.
+
+        Clearing the batch's cost list stops the scheduler's loop over it (a
+        list iterator checks the length each step); the callbacks left in the
+        queue are dropped, as a dead lane's always are, with their costs spent
+        and no step counted, exactly as if each had been skipped.
+        """
+        lane = self.lane
+        require(key is not None, "the world's own lane never ends")
+        if lane is not None and lane.key is key:
+            self.batch.clear()
+            lane.queue.clear()

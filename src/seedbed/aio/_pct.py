@@ -30,6 +30,8 @@ from __future__ import annotations
 from bisect import insort
 from typing import Any
 
+from seedbed._core.contract import require
+
 
 class Pct:
     """One run's PCT state: priorities by actor, change points, step count."""
@@ -43,6 +45,7 @@ class Pct:
         changes: list[int] = []
         for _ in range(depth - 1):
             insort(changes, 1 + stream.below(horizon, "pct: change point"))
+        require(len(changes) == depth - 1, "PCT draws d - 1 change points", depth=depth)
         self.changes = changes  # step numbers, ascending (ties: one drop each)
         self.steps = 0
 
@@ -60,11 +63,13 @@ class Pct:
         self.steps += 1
         changes = self.changes
         while changes and changes[0] <= self.steps:
+            require(changes[0] == self.steps, "PCT passes each change point at its step")
             changes.pop(0)
             self.priority[actor] = (0, len(changes))  # later change points rank lower
 
     def pick(self, candidates: list[Any], actor_of: Any) -> int:
         """The index of the candidate whose actor has the highest priority."""
+        require(len(candidates) > 1, "PCT decides only contested choices")
         best = 0
         best_priority = self._priority_of(actor_of(candidates[0]))
         for index in range(1, len(candidates)):

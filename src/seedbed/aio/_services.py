@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
+from seedbed._core.contract import require
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
 from seedbed.aio._state import LoopState
@@ -53,6 +54,7 @@ class LoopServices(IOMethods):
         """Run `func(*args)` now, on this thread; return an already-done future."""
         self._check_open()
         future: asyncio.Future[T] = self.create_future()
+        steps = self._st.steps
         try:
             future.set_result(func(*args))
         except (SystemExit, KeyboardInterrupt):
@@ -62,6 +64,8 @@ class LoopServices(IOMethods):
             future.set_exception(failure)
         except BaseException as exc:
             future.set_exception(exc)
+        require(self._st.steps == steps, "an inline executor job runs inside one step")
+        require(future.done(), "an inline executor job is done when it returns")
         return future
 
     def set_default_executor(self, executor: Any) -> None:
@@ -112,6 +116,7 @@ class LoopServices(IOMethods):
     async def shutdown_asyncgens(self) -> None:
         """Close the async generators still open, each in its owner's context."""
         owned = self._st.asyncgens.take_all()
+        require(not self._st.asyncgens.take_all(), "open async generators are closed once")
         if not owned:
             return
         closing = [self.create_task(agen.aclose(), context=context) for agen, context in owned]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import Entropy, Stream, Trace, VirtualClock, to_ns
+from seedbed._core.contract import require
 from seedbed._core.validate import (
     check_at_least,
     check_bool,
@@ -25,6 +26,7 @@ from seedbed._core.validate import (
 from seedbed.aio._asyncgens import AsyncGenTracker
 from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._pct import Pct
 from seedbed.errors import SimulationFailure, UsageError
 
@@ -144,6 +146,7 @@ class LoopState:
         "ready",
         "refills",
         "replay",
+        "router",
         "running",
         "sched",
         "step_limit",
@@ -189,6 +192,7 @@ class LoopState:
         self.stopping = False
         self.halt = False  # stopping or failed: the loop leaves after this iteration
         self.lane_var: contextvars.ContextVar[Any] | None = None  # set by a world
+        self.router: LaneRouter | None = None  # the lanes' pick step, from the first drive on
         self.wall_clock: Callable[[int], int] | None = None  # set by a world
         self.failure: SimulationFailure | None = None
         # Called after each iteration in which a node's code ran (a scenario's
@@ -197,6 +201,7 @@ class LoopState:
         self.replay = f"seedbed.new_event_loop(seed={seed})"
         self.cost_base = to_ns(config.cpu_cost_min)
         self.cost_span = to_ns(config.cpu_cost_max) - self.cost_base
+        require(self.cost_base >= 0 and self.cost_span >= 0, "callback costs are never negative")
         self.cost_levels = [self.cost_base + level * self.cost_span // 255 for level in range(256)]
         self.costs: list[int] = [0] * COST_TABLE_SIZE
         self.cost_position = 0
@@ -211,33 +216,40 @@ class LoopState:
         One labelled draw per batch keeps the per-callback cost to a list index;
         each callback gets one of 256 evenly spaced costs in the configured range.
         """
+        require(self.cost_position in (0, COST_TABLE_SIZE), "costs refill once all are taken")
         if self.refills:
             collect_at(self.refills)  # a point fixed by the step count, see _collect
         self.refills += 1
         bits = self.sched.raw(8 * COST_TABLE_SIZE, "callback cpu costs")
         self.trace.emit("draw", "loop", "callback cpu costs", bits & ((1 << 64) - 1))
         self.costs[:] = map(self.cost_levels.__getitem__, bits.to_bytes(COST_TABLE_SIZE, "little"))
+        require(len(self.costs) == COST_TABLE_SIZE, "the cost table keeps its size")
 
     def place_cost_fence(self, steps_left: int) -> None:
         """Where the loop's fast path must stop taking costs: the table's end, or
         the step budget, whichever comes first."""
+        require(0 <= self.cost_position <= COST_TABLE_SIZE, "the cost position stays in the table")
         self.cost_fence = min(COST_TABLE_SIZE, self.cost_position + steps_left)
 
     def set_step_limit(self, limit: int) -> None:
+        require(limit >= 0, "a step budget is never negative", limit=limit)
         self.step_limit = limit
         self.place_cost_fence(limit - self.steps)
 
     def take_costs(self, n: int) -> list[int]:
         """The virtual CPU costs of the next `n` callbacks, in order."""
+        require(n > 0, "costs are taken for at least one callback", n=n)
         start = self.cost_position
         end = start + n
         if end <= COST_TABLE_SIZE:
             self.cost_position = end
             return self.costs[start:end]
         taken = self.costs[start:]
+        self.cost_position = COST_TABLE_SIZE  # the rest of this table is taken
         while len(taken) < n:
             self.refill_costs()
             more = min(COST_TABLE_SIZE, n - len(taken))
             taken += self.costs[:more]
             self.cost_position = more
+        require(len(taken) == n, "every callback of a batch gets its cost", n=n, got=len(taken))
         return taken

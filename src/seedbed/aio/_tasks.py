@@ -9,9 +9,7 @@ Only cancellations requested outside a TaskGroup count (see `SimTask.cancel`).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from seedbed.aio._diagnose import swallowed_message
@@ -65,14 +63,6 @@ class TaskWatch(LoopServices):
             self._record_failure(CancellationSwallowed(message))
         else:
             warnings.warn(message, SeedbedWarning, stacklevel=1)
-
-    def enable_lanes(self, lane_var: contextvars.ContextVar[Any]) -> None:
-        """Interleave callbacks by lane (a simulated world's nodes), see `_lanes`."""
-        self._st.lane_var = lane_var
-
-    def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
-        """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""
-        self._st.wall_clock = wall_clock
 
     def tasks_in_lane(self, lane: object) -> list[SimTask]:
         """The unfinished tasks created in `lane`, in creation order."""

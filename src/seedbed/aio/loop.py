@@ -40,15 +40,17 @@ from itertools import count
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core import Entropy, Trace, VirtualClock, contract
+from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.trace import MASK, PRIME
 from seedbed.aio import _blocking, _breakpoint, _collect, _interpose
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
+from seedbed.aio._driver import WorldDriver
 from seedbed.aio._explore import reorder_task_steps, round_up, tick_ns
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
-from seedbed.aio._lanes import drive_lanes
+from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.aio._tasks import TaskWatch
 from seedbed.errors import (
@@ -130,6 +132,11 @@ class SeedbedLoop(TaskWatch):
     def clock(self) -> VirtualClock:
         """Virtual time in integer nanoseconds (`clock.now`); `time()` is its float view."""
         return self._st.clock
+
+    @property
+    def driver(self) -> WorldDriver:
+        """The face a world drives this loop through (see `_driver`)."""
+        return WorldDriver(self, self._st)
 
     @property
     def entropy(self) -> Entropy:
@@ -219,24 +226,41 @@ class SeedbedLoop(TaskWatch):
         self._closed = True
         self._st.ready.clear()
         self._st.timers.clear()
+        self._st.router = None  # and what its lanes held
 
     # -- the scheduler ------------------------------------------------------
 
     def _drive(self) -> None:
         """Run iterations until stopped: due timers, a checkpoint, then one batch.
 
-        A batch is the callbacks that were ready when the iteration began, as
-        in asyncio. The batch loop is inlined here: it is the innermost loop of
-        every simulation, and a method call per iteration showed up in profiles.
+        The one scheduler of every run. A batch is the callbacks that were
+        ready when the iteration began, as in asyncio; in a world with lanes
+        (`_lanes`) the pick step narrows that to one lane's, so a plain loop
+        is the case of a single lane. The batch loop is inlined here: it is
+        the innermost loop of every simulation, and a method call per
+        iteration showed up in profiles.
         """
         st = self._st
-        if st.lane_var is not None:
-            drive_lanes(self, st)
-            return
+        router = st.router  # kept across drives: what lanes hold when one stops runs next
+        if router is None and st.lane_var is not None:
+            router = st.router = LaneRouter(st)
+        steps, now, events = st.steps, st.clock.now, st.trace.count
+        self._drive_with(st, router)
+        require(st.steps >= steps, "step counts only grow", before=steps, after=st.steps)
+        require(st.clock.now >= now, "the clock never moves backwards", before=now)
+        require(st.trace.count >= events, "trace counts only grow", before=events)
+
+    def _drive_with(self, st: LoopState, router: LaneRouter | None) -> None:
+        """`_drive`'s loop; `router` (lanes) or None (one FIFO queue, no pick)."""
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
-        after_step = st.after_node_step  # without lanes, every iteration may run a node
+        after_step = st.after_node_step  # every iteration that runs a node's code calls it
         explore = st.config.explore_tasks
+        queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
+        key: Any = True  # its lane; None is the world's own, True a loop without lanes
+        if router is not None:
+            pick, runnable, paused = router.pick, router.runnable, router.paused
+            lane_var, forget = router.var, router.by_key.pop
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
@@ -245,15 +269,32 @@ class SeedbedLoop(TaskWatch):
                     self._collect_due_timers()
                 else:
                     due = entry[2]
+                    if not due._scheduled:
+                        broken("a timer fires once", timer=due)
                     due._scheduled = False
                     if due._cancelled:
                         st.cancelled_timers -= 1
+                        if st.cancelled_timers < 0:
+                            broken("cancelled timers are counted once", count=st.cancelled_timers)
                     else:
                         ready.append(due)
             if st.parked:
                 self._resume_one_parked()
-            n = len(ready)
-            if n == 1:  # the common case on virtual time: one timer or one wakeup
+            if router is not None:
+                if runnable or len(ready) != 1 or paused:
+                    queue = pick()
+                    if queue is None:
+                        continue  # a dead lane's work was dropped: begin again
+                    key = router.key
+                else:  # the one callback ready in the world: its lane's pick is forced
+                    key = ready[0]._context.get(lane_var)
+                    if key is not None and not key.alive:
+                        popleft()  # a dead incarnation's: never runs, costs nothing
+                        forget(key, None)
+                        continue
+                    queue = ready
+            n = len(queue)
+            if n == 1 and queue is ready:  # the common case on virtual time: one callback
                 handle = popleft()
                 position = st.cost_position
                 if position < st.cost_fence:
@@ -270,23 +311,28 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
-                    if after_step is not None:
+                    if after_step is not None and key is not None:
                         after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()
                     break
             elif n:
-                if explore:
-                    reorder_task_steps(ready, n, st.sched, st.pct)
+                if explore and n > 1:
+                    reorder_task_steps(queue, n, st.sched, st.pct)
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
                     st.cost_position = end
                     batch = costs[start:end]
                 else:
-                    batch = self._batch_costs(n, ready)
+                    batch = self._batch_costs(n, queue)
+                if len(batch) > n:
+                    broken("a batch runs only callbacks ready when it began", n=n, batch=len(batch))
+                take = queue.popleft
+                if router is not None:
+                    router.batch = batch  # a crash of this lane's node cuts it short
                 for cost in batch:
-                    handle = popleft()
+                    handle = take()
                     if handle._cancelled:
                         continue
                     st.steps += 1
@@ -297,7 +343,13 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
-                if after_step is not None:
+                if router is not None:
+                    if queue:
+                        router.settle()  # the step budget cut the batch: the lane keeps work
+                    else:
+                        runnable.remove(router.lane)  # type: ignore[arg-type]  # pick set it
+                        router.lane = None
+                if after_step is not None and key is not None:
                     after_step()
                 if st.halt or clock.now > st.time_limit:
                     self._end_drive()
@@ -307,7 +359,10 @@ class SeedbedLoop(TaskWatch):
                     raise self._failure_to_raise()
                 break
             elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
-                clock.now = now = timers[0][0]  # the common case of _sleep_until_next_timer
+                now = timers[0][0]  # the common case of _sleep_until_next_timer
+                if now <= clock.now:
+                    broken("the loop wakes only for a timer in the future", at=clock.now, to=now)
+                clock.now = now
                 st.last_sleep_step = st.steps
                 if trace.quiet:  # Trace.time, inlined
                     trace.word = ((trace.word ^ now) * PRIME) & MASK
@@ -325,6 +380,7 @@ class SeedbedLoop(TaskWatch):
             raise self._failure_to_raise()
         if st.clock.now > st.time_limit:
             raise self._fail(budget_error(st, f"max_time={st.config.max_time}s"))
+        require(st.stopping, "a drive ends on a stop, a failure or the time budget")
 
     def _batch_costs(self, n: int, upcoming: Sequence[Any]) -> list[int]:
         """Costs for the next batch, refilling the table; shortened to the step budget.
@@ -339,6 +395,7 @@ class SeedbedLoop(TaskWatch):
         if left <= 0:
             raise self._fail(budget_error(self._st, f"max_steps={st.step_limit}"))
         batch = st.take_costs(min(n, left))
+        require(0 < len(batch) <= n, "a batch takes one cost per callback", n=n, got=len(batch))
         st.place_cost_fence(left - len(batch))
         return batch
 
@@ -353,6 +410,7 @@ class SeedbedLoop(TaskWatch):
         if left <= 0:
             raise self._fail(budget_error(self._st, f"max_steps={self._real_step_limit}"))
         batch = st.take_costs(min(n, left))
+        require(0 < len(batch) <= n, "a batch takes one cost per callback", n=n, got=len(batch))
         if self._break_time is not None:
             self._arm_time_break(upcoming, batch)
         st.place_cost_fence(max(0, st.step_limit - st.steps - len(batch)))
@@ -361,7 +419,8 @@ class SeedbedLoop(TaskWatch):
     def _arm_time_break(self, upcoming: Sequence[Any], batch: list[int]) -> None:
         """Wrap the batch's first callback to run at or past the break's time."""
         st = self._st
-        assert self._break_time is not None
+        require(self._break_time is not None, "a time break is armed only while pending")
+        assert self._break_time is not None  # for mypy: require does not narrow
         now, step = st.clock.now, st.steps
         for k, cost in enumerate(batch):
             handle = upcoming[k]
@@ -378,6 +437,7 @@ class SeedbedLoop(TaskWatch):
     def _arm_break(self, upcoming: Sequence[Any], n: int) -> None:
         """Wrap the callback that will run the break's step; restore the budget."""
         st = self._st
+        require(self._break_step is not None, "a step break is armed only while pending")
         step = st.steps
         for k in range(n):
             handle = upcoming[k]
@@ -399,10 +459,16 @@ class SeedbedLoop(TaskWatch):
         """Move due timers to the ready queue, ties at one instant in seeded order."""
         st = self._st
         timers, now = st.timers, st.clock.now
-        due = []
+        due: list[tuple[int, int, SimTimerHandle]] = []
         while timers and timers[0][0] <= now:
             entry = heappop(timers)
             handle = entry[2]
+            if not handle._scheduled:
+                broken("a timer fires once", timer=handle)
+            if entry[0] != handle.when_ns:
+                broken("a timer's heap entry holds its deadline", entry=entry[0], timer=handle)
+            if due and entry[0] < due[-1][0]:
+                broken("timers leave the heap in deadline order", after=due[-1][0], got=entry[0])
             handle._scheduled = False
             if handle._cancelled:
                 st.cancelled_timers -= 1
@@ -419,6 +485,7 @@ class SeedbedLoop(TaskWatch):
             group = due[start:end]
             if len(group) > 1:
                 order = st.sched.permutation(len(group), "order of timers due at one instant")
+                require(len(order) == len(group), "a tie order places every tied timer")
                 group = [group[i] for i in order]
             st.ready.extend(entry[2] for entry in group)
             start = end
@@ -430,11 +497,13 @@ class SeedbedLoop(TaskWatch):
         while timers and timers[0][2]._cancelled:
             heappop(timers)[2]._scheduled = False
             st.cancelled_timers -= 1
+        require(st.cancelled_timers >= 0, "cancelled timers are counted once")
         if not timers:
             return False
         when = timers[0][0]
-        if when > st.time_limit:
-            st.clock.advance_to(st.time_limit)
+        require(when > st.clock.now, "the loop sleeps only until a timer in the future")
+        if when > st.time_limit:  # a budget set below the time already reached stays there
+            st.clock.advance_to(max(st.time_limit, st.clock.now))
             st.last_sleep_step = st.steps
             raise self._fail(budget_error(self._st, f"max_time={st.config.max_time}s"))
         jitter = st.config.timer_jitter_max
@@ -454,6 +523,7 @@ class SeedbedLoop(TaskWatch):
             return
         index = st.sched.below(len(live), "which parked task resumes")
         reason, future = live.pop(index)
+        require(not future.done(), "a parked task resumes once", reason=reason)
         st.parked.extend(live)
         st.trace.emit("resume", reason)
         future.set_result(None)
@@ -463,6 +533,7 @@ class SeedbedLoop(TaskWatch):
         future: asyncio.Future[None] = self.create_future()
         self._st.parked.append((reason, future))
         await future
+        require(future.done(), "a parked task resumes only when picked", reason=reason)
 
     # -- failures -----------------------------------------------------------
 
@@ -490,6 +561,7 @@ class SeedbedLoop(TaskWatch):
         if self._st.failure is None:
             self._st.failure = self._fail(failure)
             self._st.halt = True
+        require(self._st.halt, "a failed run halts", failure=self._st.failure)
 
     # -- callbacks and timers -----------------------------------------------
 
@@ -625,6 +697,8 @@ class SeedbedLoop(TaskWatch):
             return  # already fired, or never scheduled: nothing left in the heap
         st = self._st
         st.cancelled_timers += 1
+        if st.cancelled_timers > len(st.timers):
+            broken("cancelled timers counted are in the heap", count=st.cancelled_timers)
         if st.cancelled_timers > 64 and st.cancelled_timers * 2 > len(st.timers):
             live = [entry for entry in st.timers if not entry[2]._cancelled]
             for entry in st.timers:
@@ -633,6 +707,9 @@ class SeedbedLoop(TaskWatch):
             heapify(live)
             st.timers[:] = live
             st.cancelled_timers = 0
+            require(
+                all(entry[2]._scheduled for entry in live), "a compacted heap keeps live timers"
+            )
 
     def time(self) -> float:
         return self._st.clock.now / _NS

@@ -43,7 +43,7 @@ def _violation(loop: SeedbedLoop, text: str, message: str) -> InvariantViolation
     error.assertion = message
     error.location = caller_location(3)  # type: ignore[attr-defined]
     loop.trace.emit("assertion failed", text)
-    loop._record_failure(error)
+    loop.driver.fail(error)
     return error
 
 

@@ -88,7 +88,7 @@ class Oracles:
             error.__cause__ = failure
         self._loop.trace.emit("invariant broke", name_of(invariant))
         self._invariants = []  # the first break is the one reported
-        self._loop._record_failure(error)
+        self._loop.driver.fail(error)
 
     def _check_liveness(self) -> None:
         live = self._live

@@ -279,7 +279,7 @@ class _Run:
         self.running = False  # set once the world's phases start
         self.profile = self._profile(seed)
         self.sim = self._make_world(seed, trace)
-        self.sim.loop._st.replay = replay
+        self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
         if keep_events:
@@ -342,7 +342,7 @@ class _Run:
         sim = self.sim
         self.scenario.setup(sim)
         sim.trace_header["params"] = dict(sim.params.drawn)
-        sim.loop._st.after_node_step = self.oracles
+        sim.loop.driver.after_node_step = self.oracles
         if self.profile is not None:
             self.nemesis = Nemesis(sim, self.profile, sim.loop.entropy.stream("nemesis"))
         result = sim.run_driven(self._phases)

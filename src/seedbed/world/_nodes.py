@@ -4,8 +4,9 @@ A node is a name, a `main` and its incarnations. Starting one gives it a new
 `NodeRef` and a fresh context (nothing inherited, like a new process) in
 which `main()` runs. Crashing it:
 
-- flips the incarnation's `alive` flag, so the loop never runs its callbacks
-  again (timers, wake-ups and network deliveries included);
+- ends the incarnation's lane (`loop.driver.end_lane`): its `alive` flag
+  flips, so the loop never runs its callbacks again (timers, wake-ups and
+  network deliveries included, and the rest of a batch it is running);
 - buries its tasks: out of asyncio's registry and the loop's, destroy warning
   silenced, kept referenced so the garbage collector cannot finalize them
   mid-run (which would run their `finally` blocks);
@@ -26,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from seedbed._core.identity import NodeRef, new_node_context
+from seedbed.aio._driver import WorldDriver
 from seedbed.aio._handles import SimTask
-from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
 
 HOST, CLIENT = "host", "client"
@@ -118,13 +119,11 @@ class NodeTable:
         node.context = new_node_context(ref)
         return ref
 
-    def bury(self, loop: SeedbedLoop, node: Node) -> None:
+    def bury(self, driver: WorldDriver, node: Node) -> None:
         """Kill the node's running incarnation: no callback of it runs again."""
         ref, context = node.ref, node.context
         assert ref is not None and context is not None
-        ref.alive = False
-        for task in loop.tasks_in_lane(ref):
-            loop.bury(task)
+        for task in driver.end_lane(ref):  # flips ref.alive; its tasks leave the registries
             self.graveyard.append((task, context))
 
     def close_graveyard(self) -> None:

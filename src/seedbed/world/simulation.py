@@ -95,10 +95,11 @@ class Simulation:
         self._recorded = self._read_recording(replay)
         events = cast(Sequence[Event], self._recorded.events) if self._recorded else None
         self._loop = SeedbedLoop(self.seed, config, Trace(keep=trace is not None, expected=events))
-        self._loop._st.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
+        self._driver = self._loop.driver  # the loop's face for a world: nothing private
+        self._driver.replay = f"seedbed.Simulation(seed={self.seed}) with the same setup"
         if interleave:
-            self._loop.enable_lanes(NODE)
-        self._loop.set_wall_clock(wall_ns)
+            self._driver.enable_lanes(NODE)
+        self._driver.set_wall_clock(wall_ns)
         self._clock = clock or ClockConfig()
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
@@ -156,12 +157,12 @@ class Simulation:
         node = self._nodes.get(name)
         if not node.up:
             return False
-        self._nodes.bury(self._loop, node)
+        self._nodes.bury(self._driver, node)
         self._disarm(node)
         self._network.node_crashed(name)
         if node.disk is not None:
             node.disk.crash()
-        self._loop._st.trace.emit("crash", name, node.incarnation)
+        self._driver.emit("crash", name, node.incarnation)
         return True
 
     def restart(self, name: str) -> bool:
@@ -205,7 +206,7 @@ class Simulation:
             node.disk.observer = watch
         else:
             node.ref.observer = watch
-        self._loop._st.trace.emit("arm", name, operation, phase, count)
+        self._driver.emit("arm", name, operation, phase, count)
         return True
 
     def disarm_operation(self, name: str) -> bool:
@@ -225,7 +226,7 @@ class Simulation:
     def _op_crash(self, name: str) -> None:
         """An armed operation crash fires: the node dies inside its own code."""
         watch = self._armed[name]
-        self._loop._st.trace.emit("operation crash", name, watch.op, watch.phase, watch.count)
+        self._driver.emit("operation crash", name, watch.op, watch.phase, watch.count)
         self.crash(name)
         self._armed[name] = watch  # kept (fired) until its owner disarms it
 
@@ -246,14 +247,14 @@ class Simulation:
                 f"(0, {MAX_SECONDS:.0e}], got {seconds!r:.60}"
             )
         node = self._nodes.get(name)
-        paused = self._loop._st.paused
-        if not node.up or node.ref is None or node.ref in paused:
+        driver = self._driver
+        if not node.up or node.ref is None or not driver.lanes_enabled:
             return False
-        if self._loop._st.lane_var is None:
+        if driver.is_paused(node.ref):
             return False
         ref = node.ref
-        paused[ref] = None
-        self._loop._st.trace.emit("pause", name, to_ns(seconds))
+        driver.pause_lane(ref)
+        driver.emit("pause", name, to_ns(seconds))
         self._loop.call_later(seconds, self._resume, name, ref, context=self._world)
         return True
 
@@ -263,10 +264,10 @@ class Simulation:
         return node.ref is not None and self._resume(name, node.ref)
 
     def _resume(self, name: str, ref: Any) -> bool:
-        if ref not in self._loop._st.paused:
+        if not self._driver.is_paused(ref):
             return False
-        del self._loop._st.paused[ref]
-        self._loop._st.trace.emit("resume", name)
+        self._driver.resume_lane(ref)
+        self._driver.emit("resume", name)
         return True
 
     def bounce(self, name: str) -> None:
@@ -365,7 +366,7 @@ class Simulation:
         node = self._nodes.get(name)
         if not node.up or node.ref is None:
             return False
-        skew(node.ref, self._loop._st.clock.now, int(step * 1e9), float(drift))
+        skew(node.ref, self._driver.now_ns, int(step * 1e9), float(drift))
         return True
 
     def degrade_disk(
@@ -449,10 +450,7 @@ class Simulation:
         if not clients and max_time is None:
             raise UsageError("a simulation without clients needs max_time to know when to stop")
         if max_time is not None and clients:  # clients still running then: a failure
-            st = self._loop._st
-            st.time_limit = to_ns(max_time)
-            st.wake_limit = min(st.wake_limit, st.time_limit)
-            self._loop._st.config = _with_max_time(st.config, max_time)
+            self._driver.limit_time(max_time)
         return self.run_driven(lambda: self._until_clients_return(clients, max_time))
 
     def run_driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> SimulationResult:
@@ -475,7 +473,7 @@ class Simulation:
             failure = exc
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
                 self._recorded.raise_if_defective()
-            divergence = self._loop._st.trace.divergence
+            divergence = self._driver.divergence
             recorded = self._recorded.header.get("python") if self._recorded else None
             if divergence is not None and note_python_version(divergence, recorded):
                 # The standard library differs, not seedbed: its frames say nothing.
@@ -486,15 +484,15 @@ class Simulation:
         finally:
             self._end()
             if self._trace_path is not None:
-                config = self._loop._st.config
+                config = self._driver.config
                 write_run_trace(
                     self._trace_path, self._loop, config, failure,
                     world=self._header(), value=values,
                 )  # fmt: skip
         self._check_replay(values)
-        st = self._loop._st
+        loop = self._loop
         return SimulationResult(
-            values, self.seed, st.trace.hash, st.steps, st.clock.now / 1_000_000_000
+            values, self.seed, loop.trace.hash, loop.steps, loop.clock.now / 1_000_000_000
         )
 
     def _header(self) -> dict[str, Any]:
@@ -503,7 +501,7 @@ class Simulation:
             "network": self._network.config.as_dict(),
             "disk": dataclasses.asdict(self._disk_config),
             "clock": dataclasses.asdict(self._clock),
-            "interleave": self._loop._st.lane_var is not None,
+            "interleave": self._driver.lanes_enabled,
             **self.trace_header,
         }
 
@@ -523,11 +521,11 @@ class Simulation:
         did, with the same client values."""
         if self._recorded is None:
             return
-        trace = self._loop._st.trace
+        trace = self._driver.trace
         trace.check_complete()
         recorded_failure = self._recorded.end.get("failure")  # raises a defect of the file
         if recorded_failure is not None:
-            raise self._loop._fail(
+            raise self._driver.stamp(
                 Nondeterminism(
                     f"the replay ended differently from the recording after event "
                     f"{trace.count}\n  recorded: {recorded_failure}\n  actual:   completed"
@@ -536,7 +534,7 @@ class Simulation:
         try:
             check_result(self._recorded.end, values)
         except Nondeterminism as exc:
-            raise self._loop._fail(exc) from None
+            raise self._driver.stamp(exc) from None
 
     def _begin(self) -> None:
         if self._finished:
@@ -550,10 +548,10 @@ class Simulation:
     def _stream_trace(self) -> None:
         """With `trace=PATH`, write the trace as the run goes (as `seedbed.run` does): a
         run killed midway leaves a file that replay calls incomplete, not divergent."""
-        trace = self._loop._st.trace
+        trace = self._driver.trace
         if self._trace_path is None or not isinstance(trace.events, list):
             return
-        header = {**trace_header(self.seed, self._loop._st.config), **self._header()}
+        header = {**trace_header(self.seed, self._driver.config), **self._header()}
         writer = TraceWriter(self._trace_path, header)
         for event in trace.events:  # anything recorded while the world was set up
             writer.append(event)
@@ -612,14 +610,14 @@ class Simulation:
         first = node.ref is None
         ref = self._nodes.new_incarnation(node)
         if first:
-            draw_clock(ref, self._clock, self._loop._st.entropy.stream("clocks"))
+            draw_clock(ref, self._clock, self._driver.stream("clocks"))
         assert node.context is not None
         node.task = task = self._loop.create_task(
             _run_main(node.main), context=node.context, name=f"{node.name}#{node.incarnation}"
         )
         task.add_done_callback(functools.partial(self._node_finished, node), context=self._world)
         self._network.node_started(node.name)
-        self._loop._st.trace.emit("start", node.name, node.incarnation)
+        self._driver.emit("start", node.name, node.incarnation)
 
     def _node_finished(self, node: Node, task: asyncio.Future[Any]) -> None:
         """An incarnation's main ended (a buried one only when it crashed inside its
@@ -646,7 +644,7 @@ class Simulation:
         self._finished = True
         for node in self._nodes.all():
             if node.up:
-                self._nodes.bury(self._loop, node)
+                self._nodes.bury(self._driver, node)
         self._nodes.close_graveyard()
         abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
         if self._failed.done() and not self._failed.cancelled():
@@ -661,14 +659,14 @@ class Simulation:
 
     def _make_network(self, config: NetworkConfig | None) -> SimNetwork:
         """Every world has a network (no faults beyond latency unless configured)."""
-        stream = self._loop._st.entropy.stream("net")
+        stream = self._driver.stream("net")
         network = SimNetwork(self._loop, stream, config or NetworkConfig(), self._nodes)
         self._loop.install_network(network)
         return network
 
     def _make_disk(self, name: str) -> SimDisk:
         """Every node has a disk (faults off unless `disk=DiskConfig(...)` says otherwise)."""
-        stream = self._loop._st.entropy.stream(f"disk {name}")
+        stream = self._driver.stream(f"disk {name}")
         return SimDisk(stream, self._disk_config, name=name, coordinator=self._coordinator)
 
     @property
@@ -708,10 +706,3 @@ def _check_components(**given: Any) -> None:
             f"Simulation({name}=...) takes a seedbed.{expected.__name__} or None, "
             f"got {type(value).__name__} {value!r:.60}{hint}"
         )
-
-
-def _with_max_time(config: LoopConfig, max_time: float) -> LoopConfig:
-    """The config as the budget error should quote it."""
-    options = config.as_dict()
-    options["max_time"] = max_time
-    return LoopConfig(**options)
