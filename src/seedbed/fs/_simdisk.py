@@ -6,6 +6,11 @@ says what the disk did. With the default `DiskConfig` the only draws are the
 tears at a crash (`_tear`). Operations take effect after their latency; one in flight when the
 disk crashes takes no effect and raises OSError(EIO), and so does any use of
 a file opened before the crash.
+
+Contracts: a file opened before a crash does nothing on the disk, and a live
+one's node is the model's (a stale handle's use is the user's: OSError(EIO));
+a misdirected write lands at the same offset within another sector, and a
+corrupt read flips one bit inside what was read.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import asyncio
 import errno
 import os
 
+from seedbed._core.contract import require
 from seedbed._core.entropy import Stream
 from seedbed.errors import UsageError
 from seedbed.fs._config import DiskConfig
@@ -159,6 +165,7 @@ class SimDisk:
 
     async def read_at(self, file: SimFile, offset: int, n: int) -> bytes:
         await self._io("read", file.path, file.epoch)
+        self._require_held(file)
         if self._stream.chance(
             self.config.read_error_probability, f"disk {self.name} read error {file.path}"
         ):
@@ -181,6 +188,11 @@ class SimDisk:
         high = min(offset + len(data), (sector + 1) * size) - offset
         index = low + self._stream.below(high - low, f"disk {self.name} corrupt byte")
         bit = self._stream.below(8, f"disk {self.name} corrupt bit")
+        require(
+            0 <= low <= index < high <= len(data) and 0 <= bit < 8,
+            "a corrupt read flips one bit inside what was read",
+            path=path, index=index, read=len(data),
+        )  # fmt: skip
         self.fault_counts["corrupt_read"] += 1
         damaged = bytearray(data)
         damaged[index] ^= 1 << bit
@@ -188,6 +200,7 @@ class SimDisk:
 
     async def write_at(self, file: SimFile, offset: int | None, data: bytes) -> int:
         await self._io("write", file.path, file.epoch)
+        self._require_held(file)
         if self._stream.chance(
             self.config.write_error_probability, f"disk {self.name} write error {file.path}"
         ):
@@ -216,14 +229,22 @@ class SimDisk:
         if not self._permit(file.path, [*aimed, *hit]):
             return start
         self.fault_counts["misdirect_write"] += 1
-        return start + (target - first) * size
+        landed = start + (target - first) * size
+        require(
+            landed != start and landed >= 0 and landed % size == start % size,
+            "a misdirected write lands at the same offset within another sector",
+            aimed=start, landed=landed,
+        )  # fmt: skip
+        return landed
 
     async def truncate(self, file: SimFile, size: int) -> None:
         await self._io("truncate", file.path, file.epoch)
+        self._require_held(file)
         self._model.truncate(file.node, size)
 
     async def fsync(self, file: SimFile) -> None:
         await self._io("fsync", file.path, file.epoch)
+        self._require_held(file)
         if self._stream.chance(
             self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
         ):
@@ -238,6 +259,14 @@ class SimDisk:
             raise OSError(errno.EIO, "file handle from before the disk crashed", file.path)
 
     # -- helpers --------------------------------------------------------------
+
+    def _require_held(self, file: SimFile) -> None:
+        """After `_io`: the handle is of this incarnation of the disk, on a node it holds."""
+        require(
+            file.epoch == self._epoch and self._model.holds(file.node),
+            "a file opened before a crash does nothing on the disk",
+            path=file.path, opened=file.epoch, crashes=self._epoch,
+        )  # fmt: skip
 
     async def _io(self, op: str, path: str, epoch: int | None = None) -> None:
         """Spend the operation's latency; refuse it if the disk crashed meanwhile."""
@@ -280,6 +309,7 @@ class SimFile(File):
 
     async def _size(self) -> int:
         self.disk.check_live(self)
+        self.disk._require_held(self)
         return len(self.node.data)
 
     async def _truncate(self, size: int) -> None:
