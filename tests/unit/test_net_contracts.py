@@ -108,7 +108,7 @@ def test_a_pipe_holding_bytes_nobody_sent_fails_at_delivery() -> None:
         end.outgoing.data += b"??"  # the receiver's side finds them
         await asyncio.sleep(1)
 
-    broken_rule(*client_world(body), "a delivery hands over buffered bytes only")
+    broken_rule(*client_world(body), "a delivery hands over buffered bytes")
 
 
 def test_a_segment_that_would_overtake_the_one_ahead_is_a_simulator_bug() -> None:

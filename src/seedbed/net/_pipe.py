@@ -137,10 +137,10 @@ class Pipe:
                 when = ahead[0]  # never overtake the segment ahead
             if ahead[1] > sent or (ahead[2] != DATA and kind != RST):
                 broken("a segment follows the one ahead on its connection", ahead=ahead, kind=kind)
-        if sent - self.delivered != len(self.data) or when < now:
+        if sent - self.delivered != len(self.data):
             broken(
-                "a pipe buffers exactly sent - delivered bytes, each to arrive after it is sent",
-                sent=sent, delivered=self.delivered, buffered=len(self.data), at=when, now=now,
+                "a pipe buffers exactly sent - delivered bytes",
+                sent=sent, delivered=self.delivered, buffered=len(self.data),
             )  # fmt: skip
         mark = [when, sent, kind, now]
         marks.append(mark)
@@ -202,18 +202,10 @@ class Pipe:
             self._schedule(marks[0][0])
 
     def _deliver_chunk(self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]) -> None:
-        head = marks[0]
-        end = head[1]
-        if self.link.state != OPEN or end <= self.delivered:
-            broken(
-                "a delivery happens on an open link and hands over bytes of the head segment",
-                link=self.link.state, head=head, delivered=self.delivered,
-            )  # fmt: skip
+        end = marks[0][1]
         if len(marks) > 1:  # more segments in flight: all that has arrived goes
-            if marks[1][0] < head[0]:
-                broken(
-                    "a segment never arrives before the one ahead of it", head=head, next=marks[1]
-                )
+            if marks[1][0] < marks[0][0]:
+                broken("a segment never arrives before the one ahead of it", marks=list(marks))
             for mark in marks:
                 if mark[0] > now or mark[2] != DATA:
                     break
@@ -228,12 +220,18 @@ class Pipe:
             if value >= fabric.split_from:  # a split: a uniform prefix of 1..limit bytes
                 size = 1 + (value - fabric.split_from) * limit // fabric.split_span
         data = self.data
-        if self.sent - self.delivered != len(data) or not 0 < size <= len(data):
+        buffered = len(data)
+        if (
+            self.link.state != OPEN
+            or self.sent - self.delivered != buffered
+            or not 0 < size <= buffered
+        ):
             broken(
-                "a delivery hands over buffered bytes only, and the buffer is sent - delivered",
-                sent=self.sent, delivered=self.delivered, buffered=len(data), size=size,
+                "a delivery hands over buffered bytes (sent - delivered) on an open link",
+                sent=self.sent, delivered=self.delivered, buffered=buffered, size=size,
+                link=self.link.state,
             )  # fmt: skip
-        if size == len(data):
+        if size == buffered:
             chunk = bytes(data)
             data.clear()
         else:
