@@ -95,18 +95,37 @@ def test_a_synced_byte_that_changed_on_its_own_is_found_at_the_crash() -> None:
 
 
 def test_a_misdirected_write_is_the_disks_own_fault_and_breaks_no_rule() -> None:
-    """The fsync rule stands aside where the disk diverged the images itself."""
+    """The image rules stand aside where the disk diverged the images itself."""
     node = Node(SEED, fs.DiskConfig(misdirect_write_probability=1.0))
 
     async def work() -> bytes:
         file = await open_file()
         await file.write(b"a" * 1500)
         await file.fsync()
+        await file.write(b"b" * 100)  # unsynced, and misdirected too
         return bytes(file.node.durable)
 
     durable = node.run(work())
-    assert node.disk.fault_counts["misdirect_write"] == 1
+    assert node.disk.fault_counts["misdirect_write"] == 2
     assert durable != b"a" * 1500  # landed elsewhere, and no SimulatorBug
+    node.run(crash_inside(node)())  # nor at the crash
+
+
+def test_a_failed_fsync_is_the_disks_own_fault_and_breaks_no_rule() -> None:
+    node = Node(SEED, fs.DiskConfig(fsync_error_probability=1.0))
+
+    async def work() -> None:
+        await fs.write_file("/f", b"")  # the name, not yet durable: fsync the directory
+        await fs.fsync_dir("/")
+        file = await fs.open("/f", "r+")
+        await file.write(b"never on the platter")
+        with pytest.raises(OSError):
+            await file.fsync()  # the user hears of it; the disk recorded it
+        node.disk.crash()  # inside the run: a broken rule would fail it
+
+    node.run(work())
+    assert node.disk.fault_counts["fsync_error"] == 1
+    assert node.read() == b""
 
 
 class ChangesSyncedBytes:
