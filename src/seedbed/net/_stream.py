@@ -18,9 +18,9 @@ reading (`pause_reading`) stops deliveries, so the writer's window fills.
 
 Contracts: a window's backlog is never negative and its marks are ordered
 (high >= low >= 0) where the writer pauses and where the reader's deliveries
-resume it; an end that is lost is closing and no longer reading (the pipe
-pairs this: it hands a lost end nothing); a crashed end leaves a reset for
-its peer and nothing queued for itself, and a lost end is forgotten by its node.
+resume it; a crashed end leaves a reset for its peer and nothing queued for
+itself, and a lost end is forgotten by its node. A lost end stops reading,
+and the pipe checks that it hands such an end nothing.
 """
 
 from __future__ import annotations
