@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from types import TracebackType
 
-from seedbed._core.contract import require
+from seedbed._core.contract import broken
 from seedbed.errors import UsageError
 
 _MODES = {"r", "r+", "w", "w+", "a", "a+", "x", "x+"}
@@ -98,7 +98,8 @@ class File:
         """Up to `n` bytes from the position (all the rest if n < 0); b"" at the end."""
         self._check(readable=True)
         data = await self._read_at(self._position, n)
-        require(n < 0 or len(data) <= n, "a read returns at most what was asked", asked=n)
+        if len(data) > n >= 0:
+            broken("a read returns at most what was asked", asked=n, got=len(data))
         self._position += len(data)
         return data
 
@@ -107,7 +108,8 @@ class File:
         self._check(readable=True)
         _check_offset(offset)
         data = await self._read_at(offset, n)
-        require(n < 0 or len(data) <= n, "a read returns at most what was asked", asked=n)
+        if len(data) > n >= 0:
+            broken("a read returns at most what was asked", asked=n, got=len(data))
         return data
 
     async def write(self, data: bytes) -> int:
@@ -116,11 +118,8 @@ class File:
         payload = _bytes(data)
         offset = None if self._mode.append else self._position
         end = await self._write_at(offset, payload)
-        require(
-            end >= len(payload) and (offset is None or end == offset + len(payload)),
-            "a write ends where its data ends",
-            offset=offset, end=end, written=len(payload),
-        )  # fmt: skip
+        if end < len(payload) or (offset is not None and end != offset + len(payload)):
+            broken("a write ends where its data ends", offset=offset, end=end, size=len(payload))
         self._position = end
         return len(payload)
 

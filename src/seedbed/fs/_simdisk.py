@@ -7,8 +7,9 @@ tears at a crash (`_tear`). Operations take effect after their latency; one in f
 disk crashes takes no effect and raises OSError(EIO), and so does any use of
 a file opened before the crash.
 
-Contracts: a file opened before a crash does nothing on the disk, and a live
-one's node is the model's (a stale handle's use is the user's: OSError(EIO));
+Contracts: a file opened before a crash does nothing on the disk: no handle
+`_io` lets through reaches a node the crash dropped (a stale handle's use is
+the user's: OSError(EIO));
 a misdirected write lands at the same offset within another sector, and a
 corrupt read flips one bit inside what was read.
 """
@@ -19,7 +20,7 @@ import asyncio
 import errno
 import os
 
-from seedbed._core.contract import require
+from seedbed._core.contract import broken, require
 from seedbed._core.entropy import Stream
 from seedbed.errors import UsageError
 from seedbed.fs._config import DiskConfig
@@ -165,7 +166,8 @@ class SimDisk:
 
     async def read_at(self, file: SimFile, offset: int, n: int) -> bytes:
         await self._io("read", file.path, file.epoch)
-        self._require_held(file)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.read_error_probability, f"disk {self.name} read error {file.path}"
         ):
@@ -200,7 +202,8 @@ class SimDisk:
 
     async def write_at(self, file: SimFile, offset: int | None, data: bytes) -> int:
         await self._io("write", file.path, file.epoch)
-        self._require_held(file)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.write_error_probability, f"disk {self.name} write error {file.path}"
         ):
@@ -239,12 +242,14 @@ class SimDisk:
 
     async def truncate(self, file: SimFile, size: int) -> None:
         await self._io("truncate", file.path, file.epoch)
-        self._require_held(file)
+        if file.node.lost:
+            self._stale(file)
         self._model.truncate(file.node, size)
 
     async def fsync(self, file: SimFile) -> None:
         await self._io("fsync", file.path, file.epoch)
-        self._require_held(file)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
         ):
@@ -260,13 +265,10 @@ class SimDisk:
 
     # -- helpers --------------------------------------------------------------
 
-    def _require_held(self, file: SimFile) -> None:
-        """After `_io`: the handle is of this incarnation of the disk, on a node it holds."""
-        require(
-            file.epoch == self._epoch and self._model.holds(file.node),
-            "a file opened before a crash does nothing on the disk",
-            path=file.path, opened=file.epoch, crashes=self._epoch,
-        )  # fmt: skip
+    @staticmethod
+    def _stale(file: SimFile) -> None:
+        """A handle `_io` let through reaches a node a crash dropped."""
+        broken("a file opened before a crash does nothing on the disk", path=file.path)
 
     async def _io(self, op: str, path: str, epoch: int | None = None) -> None:
         """Spend the operation's latency; refuse it if the disk crashed meanwhile."""
@@ -309,7 +311,8 @@ class SimFile(File):
 
     async def _size(self) -> int:
         self.disk.check_live(self)
-        self.disk._require_held(self)
+        if self.node.lost:
+            self.disk._stale(self)
         return len(self.node.data)
 
     async def _truncate(self, size: int) -> None:
