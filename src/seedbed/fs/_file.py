@@ -2,6 +2,9 @@
 
 The position lives here, in Python, and the backends only read and write at
 offsets; so both backends agree on seek, append and read-to-end semantics.
+
+Contracts on what a backend returns: a read returns at most the bytes asked
+for, and a write ends where its data ends.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 from dataclasses import dataclass
 from types import TracebackType
 
+from seedbed._core.contract import broken
 from seedbed.errors import UsageError
 
 _MODES = {"r", "r+", "w", "w+", "a", "a+", "x", "x+"}
@@ -94,6 +98,8 @@ class File:
         """Up to `n` bytes from the position (all the rest if n < 0); b"" at the end."""
         self._check(readable=True)
         data = await self._read_at(self._position, n)
+        if len(data) > n >= 0:
+            broken("a read returns at most what was asked", asked=n, got=len(data))
         self._position += len(data)
         return data
 
@@ -101,14 +107,20 @@ class File:
         """Up to `n` bytes at `offset`; the position does not move."""
         self._check(readable=True)
         _check_offset(offset)
-        return await self._read_at(offset, n)
+        data = await self._read_at(offset, n)
+        if len(data) > n >= 0:
+            broken("a read returns at most what was asked", asked=n, got=len(data))
+        return data
 
     async def write(self, data: bytes) -> int:
         """Write all of `data` at the position (at the end in "a" modes); returns len(data)."""
         self._check(writable=True)
         payload = _bytes(data)
         offset = None if self._mode.append else self._position
-        self._position = await self._write_at(offset, payload)
+        end = await self._write_at(offset, payload)
+        if end < len(payload) or (offset is not None and end != offset + len(payload)):
+            broken("a write ends where its data ends", offset=offset, end=end, size=len(payload))
+        self._position = end
         return len(payload)
 
     async def append(self, data: bytes) -> int:

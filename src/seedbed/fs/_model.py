@@ -11,6 +11,17 @@ A crash rebuilds the namespace from the root through durable entries only,
 forgets every node it cannot reach, and resets each surviving file to the
 contents the caller settles on from its durable bytes and pending writes
 (see `_tear`).
+
+Contracts (`_core.contract`), each stated where the model is written and
+where it is read: a truncation sets the size (`File` checks what a read then
+returns); an fsync makes durable exactly what reads show, and synced bytes
+change only by fsync, unless the disk itself diverged the two with a fault
+it applied and recorded (a misdirected write, a failed fsync); a crash keeps a file with nothing
+unsynced exactly as synced, never changes a synced byte that no unsynced
+write or truncation touched, leaves the length between the synced and the
+written one, and leaves no name on a lost node (nor does an fsynced
+directory name one); a create never replaces a name, a remove leaves none,
+a new directory is where it was made, and a rename moves one name, whole.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from seedbed._core.contract import broken, require
 
 Parts = tuple[str, ...]
 
@@ -62,7 +75,7 @@ class Truncate:
 
 
 class FileNode:
-    __slots__ = ("data", "durable", "number", "path", "pending")
+    __slots__ = ("data", "diverged", "durable", "lost", "number", "path", "pending")
 
     def __init__(self, number: int, path: str) -> None:
         self.number = number
@@ -70,6 +83,10 @@ class FileNode:
         self.data = bytearray()
         self.durable = bytearray()
         self.pending: list[Write | Truncate] = []
+        # A fault the disk applied (a misdirected write, a failed fsync) made
+        # the durable bytes differ from what reads show, until the next crash.
+        self.diverged = False
+        self.lost = False  # a crash dropped it: no handle of a later incarnation reaches it
 
 
 class DirNode:
@@ -135,6 +152,7 @@ class DiskModel:
 
     def create_file(self, parts: Parts) -> FileNode:
         parent = self._parent(parts)
+        require(parts[-1] not in parent.entries, "a create never replaces a name", path=join(parts))
         node = FileNode(self._take_number(), join(parts))
         self._nodes[node.number] = node
         parent.entries[parts[-1]] = node.number
@@ -147,11 +165,15 @@ class DiskModel:
         node = DirNode(self._take_number())
         self._nodes[node.number] = node
         parent.entries[parts[-1]] = node.number
+        require(
+            self.lookup(parts) is node, "a new directory is where it was made", path=join(parts)
+        )
 
     def remove(self, parts: Parts) -> None:
         if self.file(parts) is None:
             raise oserror(errno.ENOENT, join(parts))
         del self._parent(parts).entries[parts[-1]]
+        require(self.lookup(parts) is None, "a removed name is gone", path=join(parts))
 
     def rmdir(self, parts: Parts) -> None:
         if not parts:
@@ -178,6 +200,11 @@ class DiskModel:
         del self._parent(src).entries[src[-1]]
         dst_parent.entries[dst[-1]] = node.number
         self._rename_paths(node, join(dst))
+        require(
+            self.lookup(dst) is node and self.lookup(src) is None,
+            "a rename moves one name, whole",
+            src=join(src), dst=join(dst),
+        )  # fmt: skip
 
     def listdir(self, parts: Parts) -> list[str]:
         return sorted(self.directory(parts).entries)
@@ -210,18 +237,27 @@ class DiskModel:
     @staticmethod
     def write(node: FileNode, offset: int, data: bytes, landed: int) -> None:
         """Show `data` at `offset`; the disk records it at `landed` (misdirected if not equal)."""
-        apply(node.data, Write(offset, data))
+        apply(node.data, Write(offset, data))  # its bytes: checked at the next fsync and crash
         node.pending.append(Write(landed, data))
+        if landed != offset:
+            node.diverged = True
 
     @staticmethod
     def truncate(node: FileNode, size: int) -> None:
         apply(node.data, Truncate(size))
+        require(len(node.data) == size, "a truncation sets the size", path=node.path, size=size)
         node.pending.append(Truncate(size))
 
     @staticmethod
     def fsync(node: FileNode) -> None:
+        durable = node.durable
         for op in node.pending:  # in place: a WAL fsyncs often, and copies would be quadratic
-            apply(node.durable, op)
+            apply(durable, op)
+        # Both images saw the same changes unless the disk diverged them: as
+        # long here (a byte-for-byte comparison per fsync would cost a WAL
+        # quadratic time), and byte for byte at the crash (`_check_images`).
+        if len(durable) != len(node.data) and not node.diverged:
+            broken("an fsync makes durable exactly what reads show", path=node.path)
         node.pending.clear()
 
     @staticmethod
@@ -229,6 +265,7 @@ class DiskModel:
         """A failed fsync: the writes it covered never reach the disk, though the
         page cache goes on showing them (Linux marks the pages clean)."""
         node.pending.clear()
+        node.diverged = True
 
     # -- crash --------------------------------------------------------------
 
@@ -237,17 +274,31 @@ class DiskModel:
         reachable = self._durable_tree()
         for number in list(self._nodes):
             if number not in reachable:
-                del self._nodes[number]
+                dropped = self._nodes.pop(number)
+                if isinstance(dropped, FileNode):
+                    dropped.lost = True
         for number in sorted(reachable):
             node = self._nodes[number]
             if isinstance(node, DirNode):
                 node.entries = dict(node.durable_entries)
                 continue
             node.path = reachable[number]
+            _check_images(node)
             contents = settle(node)
+            _check_settled(node, contents)
             node.data = contents
             node.durable = bytearray(contents)
             node.pending.clear()
+            node.diverged = False
+        require(
+            all(
+                child in self._nodes
+                for node in self._nodes.values()
+                if isinstance(node, DirNode)
+                for child in node.entries.values()
+            ),
+            "a crash leaves no name on a lost node",
+        )
 
     def _durable_tree(self) -> dict[int, str]:
         """Every node reachable from the root by durable entries, with its first path."""
@@ -260,6 +311,7 @@ class DiskModel:
                 continue
             for name in sorted(node.durable_entries, reverse=True):
                 child = node.durable_entries[name]
+                require(child in self._nodes, "a durable name points at a node the disk holds")
                 if child not in found:
                     found[child] = join((*parts, name))
                     stack.append((child, (*parts, name)))
@@ -293,3 +345,62 @@ class DiskModel:
             return
         for name in sorted(node.entries):
             self._rename_paths(self._nodes[node.entries[name]], f"{path.rstrip('/')}/{name}")
+
+
+def _check_images(node: FileNode) -> None:
+    """Before a crash: the synced image plus the unsynced writes is what reads show,
+    unless a fault the disk applied (and recorded) made them differ."""
+    if node.diverged:
+        return
+    replayed = bytearray(node.durable)
+    for op in node.pending:
+        apply(replayed, op)
+    require(replayed == node.data, "synced bytes change only by fsync", path=node.path)
+
+
+def _check_settled(node: FileNode, contents: bytearray) -> None:
+    """What a crash left of a file: its synced bytes, changed only where unsynced work was."""
+    old, pending = node.durable, node.pending
+    if not pending:
+        require(contents == old, "a file with nothing unsynced survives a crash as synced")
+        return
+    written = len(old)
+    for op in pending:
+        if isinstance(op, Truncate):
+            written = op.size
+            continue
+        written = max(written, op.offset + len(op.data))
+    require(
+        min(len(old), written) <= len(contents) <= max(len(old), written),
+        "a crash leaves a file between its synced and its written length",
+        path=node.path, synced=len(old), written=written, left=len(contents),
+    )  # fmt: skip
+    for low, high in _untouched(pending, len(contents)):
+        mid = min(high, len(old))
+        if (low < mid and contents[low:mid] != old[low:mid]) or (
+            contents[max(low, mid) : high].strip(b"\0")
+        ):
+            broken(
+                "a crash changes no synced byte that no unsynced write touched",
+                path=node.path, span=(low, high),
+            )  # fmt: skip
+
+
+def _untouched(pending: list[Write | Truncate], size: int) -> list[tuple[int, int]]:
+    """The ranges of [0, size) that no pending write covered and no truncation cut."""
+    cut = size
+    spans: list[tuple[int, int]] = []
+    for op in pending:
+        if isinstance(op, Truncate):
+            cut = min(cut, op.size)
+        elif op.data:
+            spans.append((op.offset, op.offset + len(op.data)))
+    free: list[tuple[int, int]] = []
+    at = 0
+    for low, high in sorted(spans):
+        if at < min(low, cut):
+            free.append((at, min(low, cut)))
+        at = max(at, high)
+    if at < cut:
+        free.append((at, cut))
+    return free

@@ -6,6 +6,12 @@ says what the disk did. With the default `DiskConfig` the only draws are the
 tears at a crash (`_tear`). Operations take effect after their latency; one in flight when the
 disk crashes takes no effect and raises OSError(EIO), and so does any use of
 a file opened before the crash.
+
+Contracts: a file opened before a crash does nothing on the disk: no handle
+`_io` lets through reaches a node the crash dropped (a stale handle's use is
+the user's: OSError(EIO));
+a misdirected write lands at the same offset within another sector, and a
+corrupt read flips one bit inside what was read.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import errno
 import os
 from collections.abc import Callable
 
+from seedbed._core.contract import broken, require
 from seedbed._core.entropy import Stream
 from seedbed.errors import UsageError
 from seedbed.fs._config import DiskConfig
@@ -167,6 +174,8 @@ class SimDisk:
 
     async def read_at(self, file: SimFile, offset: int, n: int) -> bytes:
         await self._io("read", file.path, file.epoch)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.read_error_probability, f"disk {self.name} read error {file.path}"
         ):
@@ -189,6 +198,11 @@ class SimDisk:
         high = min(offset + len(data), (sector + 1) * size) - offset
         index = low + self._stream.below(high - low, f"disk {self.name} corrupt byte")
         bit = self._stream.below(8, f"disk {self.name} corrupt bit")
+        require(
+            0 <= low <= index < high <= len(data) and 0 <= bit < 8,
+            "a corrupt read flips one bit inside what was read",
+            path=path, index=index, read=len(data),
+        )  # fmt: skip
         self.fault_counts["corrupt_read"] += 1
         damaged = bytearray(data)
         damaged[index] ^= 1 << bit
@@ -198,6 +212,8 @@ class SimDisk:
         if self.observer is not None and self.observer("write", "before"):
             await _halt()
         await self._io("write", file.path, file.epoch)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.write_error_probability, f"disk {self.name} write error {file.path}"
         ):
@@ -228,16 +244,26 @@ class SimDisk:
         if not self._permit(file.path, [*aimed, *hit]):
             return start
         self.fault_counts["misdirect_write"] += 1
-        return start + (target - first) * size
+        landed = start + (target - first) * size
+        require(
+            landed != start and landed >= 0 and landed % size == start % size,
+            "a misdirected write lands at the same offset within another sector",
+            aimed=start, landed=landed,
+        )  # fmt: skip
+        return landed
 
     async def truncate(self, file: SimFile, size: int) -> None:
         await self._io("truncate", file.path, file.epoch)
+        if file.node.lost:
+            self._stale(file)
         self._model.truncate(file.node, size)
 
     async def fsync(self, file: SimFile) -> None:
         if self.observer is not None and self.observer("fsync", "before"):
             await _halt()
         await self._io("fsync", file.path, file.epoch)
+        if file.node.lost:
+            self._stale(file)
         if self._stream.chance(
             self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
         ):
@@ -254,6 +280,11 @@ class SimDisk:
             raise OSError(errno.EIO, "file handle from before the disk crashed", file.path)
 
     # -- helpers --------------------------------------------------------------
+
+    @staticmethod
+    def _stale(file: SimFile) -> None:
+        """A handle `_io` let through reaches a node a crash dropped."""
+        broken("a file opened before a crash does nothing on the disk", path=file.path)
 
     async def _io(self, op: str, path: str, epoch: int | None = None) -> None:
         """Spend the operation's latency; refuse it if the disk crashed meanwhile."""
@@ -302,6 +333,8 @@ class SimFile(File):
 
     async def _size(self) -> int:
         self.disk.check_live(self)
+        if self.node.lost:
+            self.disk._stale(self)
         return len(self.node.data)
 
     async def _truncate(self, size: int) -> None:

@@ -18,12 +18,17 @@ holds garbage or its old bytes), so the trace tells each sector's fate. With
 `spare_one_replica`, a tear the `FaultCoordinator` refuses leaves the sector
 its new bytes and counts as "vetoed" in `SimDisk.fault_counts`. A crash is
 rare next to writes: none of this runs on the write path.
+
+Contracts: a torn file's length lies between its synced and its written
+length (the model checks the same of every settled file, with its bytes);
+a torn prefix is partial and ends on a sector boundary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from seedbed._core.contract import require
 from seedbed._core.entropy import Stream
 from seedbed.fs._config import DiskConfig
 from seedbed.fs._model import FileNode, Write, apply
@@ -85,6 +90,11 @@ class Tearer:
             if fate != OLD:
                 reach = max(reach, high)
         length = self._length(node.path, full=len(new), cut=reach)
+        require(
+            min(len(old), len(new)) <= length <= max(len(old), len(new)) and len(old) <= reach,
+            "a torn file's length lies between its synced and its written length",
+            path=node.path, synced=len(old), written=len(new), left=length,
+        )  # fmt: skip
         self._count(fates, length)
         del result[length:]
         return result
@@ -140,6 +150,11 @@ class Tearer:
         if k == 0 or k == options - 1:
             return 0 if k == 0 else length
         kept = first_boundary + (k - 1) * size - start
+        require(
+            0 < kept < length and (start + kept) % size == 0,
+            "a torn prefix is partial and ends on a sector boundary",
+            path=path, offset=start, kept=kept, length=length,
+        )  # fmt: skip
         sectors = list(range(start // size, (start + length - 1) // size + 1))
         if not self._permit(path, sectors):
             return 0

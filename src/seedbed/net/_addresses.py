@@ -12,6 +12,10 @@ unknown name fails at once with `socket.gaierror`, as NXDOMAIN would. An IP
 literal that is no node's (`8.8.8.8`) is an address outside the world: it
 resolves to itself, connects to it time out and datagrams to it vanish, as
 on a host whose network has no route out.
+
+Contracts: names and addresses are one-to-one (an address, once given, is
+never given again, and resolves back to its node); a port is bound by at
+most one owner at a time, and an ephemeral port is handed out only when free.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import ipaddress
 import socket
 from typing import Any
 
+from seedbed._core.contract import broken, require
 from seedbed.errors import UsageError
 
 EPHEMERAL_FIRST = 49152
@@ -49,6 +54,7 @@ class AddressBook:
                 raise UsageError(f"a node name must be a non-empty string, got {name!r}")
             number = len(self._by_name) + 1
             address = f"10.{number >> 16 & 255}.{number >> 8 & 255}.{number & 255}"
+            require(address not in self._by_address, "an address is given once", address=address)
             self._by_name[name] = address
             self._by_address[address] = name
         return address
@@ -62,7 +68,10 @@ class AddressBook:
             return caller
         if host in self._by_name:
             return host
-        return self._by_address.get(host)
+        node = self._by_address.get(host)
+        if node is not None and self._by_name.get(node) != host:
+            broken("an address resolves back to the node it was given to", host=host, node=node)
+        return node
 
     def is_outside(self, host: Any) -> bool:
         """An IP literal that no node has (8.8.8.8): reachable by no route here,
@@ -120,6 +129,11 @@ class PortTable:
             port = self._free(node)
         elif (node, port) in self._taken:
             raise OSError(errno.EADDRINUSE, f"{self.kind} port {port} on {node} is in use")
+        require(
+            (node, port) not in self._taken and 0 < port <= EPHEMERAL_LAST,
+            "a port has at most one owner, and a bound port is a real one",
+            kind=self.kind, node=node, port=port,
+        )  # fmt: skip
         self._taken[(node, port)] = owner
         return port
 

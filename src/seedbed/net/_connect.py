@@ -17,6 +17,10 @@ and its answer one more to come back. On arrival:
 
 A connect abandoned before the answer lands (cancelled, or its node crashed)
 resets the server's end, as the kernel would.
+
+Contracts: a SYN finds at most the one listener bound at its (node, port),
+and a crashed node's listener is no longer there; a connection opens only
+across open links.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import contextvars
 import errno
 from typing import NoReturn
 
+from seedbed._core.contract import require
 from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN, Link
@@ -118,6 +123,12 @@ class Handshake:
                 self._wait_for(link)
                 return
         server = fabric.stream_ports.get(dst, self.port)
+        if isinstance(server, SimServer):
+            require(
+                (server.node, server.port) == (dst, self.port) and server.ref.alive,
+                "the listener at a (node, port) is the live one bound there",
+                server=server, at=(dst, self.port),
+            )  # fmt: skip
         back = fabric.clock.now + links.latency_ns(links.get(dst, src))
         if (
             not isinstance(server, SimServer)
@@ -169,6 +180,11 @@ class Handshake:
         """Create both ends at the server's node; hand the server its end."""
         fabric = self.fabric
         src, dst = self.ref.name, self.dst
+        require(
+            fabric.links.get(src, dst).state == OPEN == fabric.links.get(dst, src).state,
+            "a connection opens only across open links",
+            src=src, dst=dst,
+        )  # fmt: skip
         up = Pipe(fabric, fabric.links.get(src, dst))
         down = Pipe(fabric, fabric.links.get(dst, src))
         server_addr = (fabric.addresses.address_of(dst), self.port)

@@ -8,6 +8,11 @@ queues it until `release`, and a port with no endpoint (never bound, closed,
 or gone with a crashed node) drops it silently. A connected endpoint
 (`remote_addr`) only hears from its peer. Nothing is ever delivered to a
 crashed node's code.
+
+Contracts: a datagram leaves only from the endpoint bound at its port, and
+arrives at most as many times as it was sent (its duplicate counted: each
+send carries its count of copies still in flight); a port is owned only by a
+live, open endpoint bound there, and a closed or crashed one leaves its port.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextvars
 import socket
 from typing import Any
 
+from seedbed._core.contract import broken, require
 from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
@@ -81,6 +87,8 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
     def _send(self, payload: bytes, dst: str, port: int) -> None:
         fabric = self.fabric
+        if fabric.datagram_ports.get(self.node, self.port) is not self:
+            broken("a datagram leaves only from the endpoint bound at its port", end=self)
         link = fabric.links.get(self.node, dst)
         stream = fabric.stream
         config = fabric.config
@@ -89,6 +97,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             return
         copies = 2 if stream.chance(config.duplicate_probability, link.duplicate_reason) else 1
         fabric.trace.emit("net.sent", self.node, dst, port, len(payload), copies)
+        in_flight = [copies]  # each copy's final arrival takes one
         for _ in range(copies):
             when = fabric.clock.now + fabric.links.latency_ns(link)
             fabric.at(
@@ -100,6 +109,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
                 dst,
                 port,
                 payload,
+                in_flight,
                 context=fabric.context,
             )
 
@@ -149,8 +159,10 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
     def _unbind(self) -> None:
         self.closing = True
-        self.fabric.datagram_ports.release(self.node, self.port, self)
+        ports = self.fabric.datagram_ports
+        ports.release(self.node, self.port, self)
         self.fabric.forget(self.node, self.number)
+        require(ports.get(self.node, self.port) is not self, "a closed endpoint leaves its port")
 
     def _lost(self) -> None:
         if self.ref.alive:
@@ -158,22 +170,43 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
 
 def _arrive(
-    fabric: Fabric, link: Any, source: Address, dst: str, port: int, payload: bytes
+    fabric: Fabric,
+    link: Any,
+    source: Address,
+    dst: str,
+    port: int,
+    payload: bytes,
+    in_flight: list[int],
 ) -> None:
     """A datagram reaches `dst`'s side of the link (runs in no node's context)."""
+    if link.state == HELD:  # it waits, still in flight
+        link.waiting.append(lambda: _redeliver(fabric, link, source, dst, port, payload, in_flight))
+        return
+    in_flight[0] -= 1
+    if in_flight[0] < 0:
+        broken("a datagram arrives at most as often as it was sent", link=link.loss_reason)
     if link.state != OPEN:
-        if link.state == HELD:
-            link.waiting.append(lambda: _redeliver(fabric, link, source, dst, port, payload))
-        else:
-            fabric.trace.emit("net.dropped", link.src, dst, port, len(payload))
+        fabric.trace.emit("net.dropped", link.src, dst, port, len(payload))
         return
     endpoint = fabric.datagram_ports.get(dst, port)
     if isinstance(endpoint, DatagramEndpoint):
+        if endpoint.closing or not endpoint.ref.alive or (endpoint.node, endpoint.port) != (
+            dst, port,
+        ):  # fmt: skip
+            broken("a datagram port is owned by a live, open endpoint bound there", end=endpoint)
         endpoint.receive(payload, source)
 
 
 def _redeliver(
-    fabric: Fabric, link: Any, source: Address, dst: str, port: int, payload: bytes
+    fabric: Fabric,
+    link: Any,
+    source: Address,
+    dst: str,
+    port: int,
+    payload: bytes,
+    in_flight: list[int],
 ) -> None:
     when = fabric.clock.now + fabric.links.latency_ns(link)
-    fabric.at(when, _arrive, fabric, link, source, dst, port, payload, context=fabric.context)
+    fabric.at(
+        when, _arrive, fabric, link, source, dst, port, payload, in_flight, context=fabric.context
+    )

@@ -23,6 +23,11 @@ and never touches a link you cut or held by name. `cuts()` lists the links
 dropping traffic now, whichever verb cut them. Links are kept in creation order
 and partition verbs walk the directory's node order: nothing here iterates
 in hash order.
+
+Contracts: a drawn latency lies within the link's bounds; a link is closed
+only while a verb that names it (by hand or by pattern) keeps it so, and
+opens with no hand-made cut left on it; an open link has no traffic waiting
+at it (the pipes and datagrams pair this: they wait only at a closed link).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from seedbed._core import Stream, Trace, to_ns
+from seedbed._core.contract import require
 from seedbed.errors import UsageError
 from seedbed.net._config import NetworkConfig, Timing
 
@@ -145,6 +151,11 @@ class Links:
             bits >>= 32
             delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
         delays.reverse()
+        require(
+            low <= min(delays) and max(delays) <= high,
+            "a drawn latency lies within the link's bounds",
+            link=link.latency_reason, low=low, high=high,
+        )  # fmt: skip
         link.delays = delays
 
     def _draw_tail_delays(self, link: Link) -> None:
@@ -262,6 +273,15 @@ class Links:
                     self._set(self.get(*key), DROPPED)
 
     def _set(self, link: Link, state: int) -> None:
+        key = (link.src, link.dst)
+        if state == OPEN:
+            require(key not in self._by_hand, "a link cut by name opens only by name", link=key)
+        else:
+            require(
+                key in self._by_hand or key in self._pattern,
+                "a link is closed only by a verb that names it",
+                link=key,
+            )
         if link.state == state:
             return
         link.state = state
@@ -270,3 +290,4 @@ class Links:
             waiting, link.waiting = link.waiting, []
             for resume in waiting:
                 resume()
+            require(not link.waiting, "an open link has no traffic waiting at it", link=key)

@@ -13,6 +13,10 @@ network calls from outside any node are a usage error. aiohappyeyeballs'
 real socket is never connected: `sock_connect` records the simulated
 connection under it and `create_connection(sock=...)` claims it and closes
 the real one.
+
+Contracts: a crashed node keeps no port, endpoint or claimable socket, and
+its next incarnation starts with none; a name resolves only to a node of the
+world, and an address handed out is one of a node's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import ssl as ssl_module
 from typing import Any
 
 from seedbed._core import Stream
+from seedbed._core.contract import require
 from seedbed._core.identity import NodeDirectory, NodeRef, current_ref
 from seedbed.errors import SimulationEscape, UsageError
 from seedbed.net._addresses import LOOPBACK, port_number
@@ -134,11 +139,20 @@ class SimNetwork:
         for sock, endpoint in list(self._claimable.items()):
             if endpoint.node == name:
                 del self._claimable[sock]
+        self._check_gone(name)
+        require(not fabric.endpoints.get(name), "a crashed node keeps no endpoint", node=name)
 
     def node_started(self, name: str) -> None:
         """A new incarnation runs: nothing listens until its code listens again."""
         self._fabric.trace.emit("net.start", name)
-        assert not self._fabric.stream_ports.owners_on(name), "a crashed node kept a port"
+        self._check_gone(name)
+
+    def _check_gone(self, name: str) -> None:
+        """No port of any kind is bound on a crashed node (listeners, connects, datagrams)."""
+        fabric = self._fabric
+        for table in (fabric.stream_ports, fabric.datagram_ports):
+            owners = table.owners_on(name)
+            require(not owners, "a crashed node keeps no port", node=name, owners=owners)
 
     # -- name resolution ---------------------------------------------------------
 
@@ -163,6 +177,11 @@ class SimNetwork:
         else:
             node = self._fabric.addresses.resolve(host, ref.name if ref else "")
             address = host if host in LOOPBACK[:1] else self._fabric.addresses.address_of(node)
+            require(
+                address in LOOPBACK or self._fabric.addresses.name_at(address) == node,
+                "a name resolves to its node's own address",
+                host=host, node=node, address=address,
+            )  # fmt: skip
         number = port_number(port)
         kinds = [type] if type else [socket.SOCK_STREAM, socket.SOCK_DGRAM]
         return [
@@ -178,6 +197,7 @@ class SimNetwork:
         node = self._fabric.addresses.node_for(host, ref.name)
         if node is None:
             raise socket.gaierror(socket.EAI_NONAME, f"Name or service not known: {host!r}")
+        require(node in self._fabric.nodes.names(), "a host resolves to a known node", node=node)
         return node
 
     # -- streams --------------------------------------------------------------

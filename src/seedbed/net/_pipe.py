@@ -14,6 +14,13 @@ the connection.
 Per-connection FIFO holds by construction: a pipe has one queue and at most
 one pending delivery callback, and a segment never arrives before the one
 sent ahead of it, whatever order the loop gives timers due together.
+
+Contracts (`_core.contract`), each checked where it is kept and where it is
+relied on: the buffer holds exactly the bytes sent and not yet delivered (so
+delivered <= sent); a segment never overtakes the one ahead of it, in time
+or in stream offset; nothing but a reset follows a FIN or a reset; a pipe
+waiting at a closed link schedules no delivery, and a delivery happens only
+on an open link; a lost end is handed nothing more.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from seedbed._core.contract import broken, require
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import DROPPED, OPEN, Link
 
@@ -122,9 +130,19 @@ class Pipe:
         delays = self.link.delays
         when = now + (delays.pop() if delays else fabric.links.latency_ns(self.link))
         marks = self.marks
-        if marks and marks[-1][0] > when:
-            when = marks[-1][0]  # never overtake the segment ahead
-        mark = [when, self.sent, kind, now]
+        sent = self.sent
+        if marks:
+            ahead = marks[-1]
+            if ahead[0] > when:
+                when = ahead[0]  # never overtake the segment ahead
+            if ahead[1] > sent or (ahead[2] != DATA and kind != RST):
+                broken("a segment follows the one ahead on its connection", ahead=ahead, kind=kind)
+        if sent - self.delivered != len(self.data):
+            broken(
+                "a pipe buffers exactly sent - delivered bytes",
+                sent=sent, delivered=self.delivered, buffered=len(self.data),
+            )  # fmt: skip
+        mark = [when, sent, kind, now]
         marks.append(mark)
         if kind == DATA:
             self.hot_at, self.tail = now, mark
@@ -141,6 +159,8 @@ class Pipe:
     def _schedule(self, when: int) -> None:
         receiver = self.receiver
         assert receiver is not None
+        if self.stalled:
+            broken("a pipe waiting at a closed link schedules no delivery", link=self.link.state)
         fabric = self.fabric
         if when <= fabric.clock.now:
             self.timer = fabric.loop.call_soon(self.arrive, context=receiver.context)
@@ -162,6 +182,8 @@ class Pipe:
         if not receiver.reading:
             self.starved = True
             return
+        if receiver.lost:  # a lost end never reads again (`_lose`, `crash`)
+            broken("a closed or reset connection end is delivered nothing more", end=receiver)
         now = self.clock.now
         head = marks[0]
         if head[0] > now:
@@ -182,6 +204,8 @@ class Pipe:
     def _deliver_chunk(self, receiver: StreamEndpoint, now: int, marks: deque[list[int]]) -> None:
         end = marks[0][1]
         if len(marks) > 1:  # more segments in flight: all that has arrived goes
+            if marks[1][0] < marks[0][0]:
+                broken("a segment never arrives before the one ahead of it", marks=list(marks))
             for mark in marks:
                 if mark[0] > now or mark[2] != DATA:
                     break
@@ -196,7 +220,18 @@ class Pipe:
             if value >= fabric.split_from:  # a split: a uniform prefix of 1..limit bytes
                 size = 1 + (value - fabric.split_from) * limit // fabric.split_span
         data = self.data
-        if size == len(data):
+        buffered = len(data)
+        if (
+            self.link.state != OPEN
+            or self.sent - self.delivered != buffered
+            or not 0 < size <= buffered
+        ):
+            broken(
+                "a delivery hands over buffered bytes (sent - delivered) on an open link",
+                sent=self.sent, delivered=self.delivered, buffered=buffered, size=size,
+                link=self.link.state,
+            )  # fmt: skip
+        if size == buffered:
             chunk = bytes(data)
             data.clear()
         else:
@@ -230,8 +265,9 @@ class Pipe:
 
     def _stall(self) -> None:
         """The link is partitioned or held: wait for it, and give up on a partition."""
-        self.stalled = True
         link = self.link
+        require(link.state != OPEN and self.timer is None, "traffic waits only at a closed link")
+        self.stalled = True
         link.waiting.append(self._resume)
         if link.state == DROPPED and self.reset_timer is None:
             fabric = self.fabric

@@ -9,6 +9,9 @@ the backlog, and never calls the protocol factory again.
 
 `wait_closed` follows the running Python: from 3.12 it also waits for the
 server's connections to close; on 3.11 it returns once the server is closed.
+
+Contracts: a server holds its port while it listens and leaves it when closed
+or crashed; it admits connections only while accepting, ends on its own node.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from seedbed._core.contract import require
 from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._stream import SimSocket, StreamEndpoint
@@ -65,10 +69,22 @@ class SimServer(asyncio.AbstractServer):
 
     def accepting(self) -> bool:
         """Whether a connect to this port completes (the listener exists)."""
-        return not self._closed and self.ref.alive
+        if self._closed:
+            return False
+        require(
+            self.fabric.stream_ports.get(self.node, self.port) is self,
+            "a listening server holds its port",
+            server=self,
+        )
+        return self.ref.alive
 
     def admit(self, endpoint: StreamEndpoint) -> None:
         """A handshake completed: accept now if serving, else queue."""
+        require(
+            self.accepting() and endpoint.node == self.node and not endpoint.lost,
+            "a listener admits live ends on its own node, only while accepting",
+            server=self, end=endpoint,
+        )  # fmt: skip
         self._connections[endpoint.number] = endpoint
         endpoint.on_lost = self._connection_gone
         if self._serving:
@@ -94,7 +110,13 @@ class SimServer(asyncio.AbstractServer):
         self._serving = False
         self._sockets = ()
         self._backlog.clear()
-        self.fabric.stream_ports.release(self.node, self.port, self)
+        self._leave_port()
+
+    def _leave_port(self) -> None:
+        """Free the port; it must then belong to someone else or no one."""
+        ports = self.fabric.stream_ports
+        ports.release(self.node, self.port, self)
+        require(ports.get(self.node, self.port) is not self, "a closed listener leaves its port")
 
     # -- asyncio.AbstractServer -----------------------------------------------
 
@@ -104,7 +126,7 @@ class SimServer(asyncio.AbstractServer):
         self._closed = True
         self._serving = False
         self._sockets = ()
-        self.fabric.stream_ports.release(self.node, self.port, self)
+        self._leave_port()
         backlog, self._backlog = self._backlog, []
         for endpoint in backlog:
             endpoint.abort()

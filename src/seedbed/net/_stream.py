@@ -15,6 +15,12 @@ more than the high-water mark (default `stream_window`) is written but not
 yet delivered to the peer's protocol, `pause_writing` is called, and
 `resume_writing` when it drains to the low-water mark. A peer that stops
 reading (`pause_reading`) stops deliveries, so the writer's window fills.
+
+Contracts: a window's backlog is never negative and its marks are ordered
+(high >= low >= 0) where the writer pauses and where the reader's deliveries
+resume it; a crashed end leaves a reset for its peer and nothing queued for
+itself, and a lost end is forgotten by its node. A lost end stops reading,
+and the pipe checks that it hands such an end nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from seedbed._core.contract import require
 from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._pipe import DATA, RST, Pipe
@@ -143,8 +150,21 @@ class StreamEndpoint(asyncio.Transport):
             pipe.sent = sent = pipe.sent + len(data)
             pipe.push(DATA, pipe.clock.now)
         if sent - pipe.delivered > self.high_water and not self.write_paused:
-            self.write_paused = True
-            self._call_protocol("pause_writing")
+            self._pause()
+
+    def _pause(self) -> None:
+        """The backlog passed the high-water mark: tell the protocol to stop writing."""
+        self._check_window("a writer pauses on an ordered window")
+        self.write_paused = True
+        self._call_protocol("pause_writing")
+
+    def _check_window(self, rule: str) -> None:
+        backlog = self.outgoing.backlog
+        require(
+            backlog >= 0 and self.high_water >= self.low_water >= 0,
+            rule,
+            backlog=backlog, high=self.high_water, low=self.low_water,
+        )  # fmt: skip
 
     def _observed_write(self, data: bytes | bytearray | memoryview) -> None:
         if not self.ref.observer("send", "before"):
@@ -164,8 +184,7 @@ class StreamEndpoint(asyncio.Transport):
         pipe = self.outgoing
         pipe.send(bytes(data))
         if not self.write_paused and pipe.backlog > self.high_water:
-            self.write_paused = True
-            self._call_protocol("pause_writing")
+            self._pause()
 
     def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
         self.write(b"".join(list_of_data))
@@ -180,7 +199,10 @@ class StreamEndpoint(asyncio.Transport):
         return True
 
     def get_write_buffer_size(self) -> int:
-        return 0 if self.lost else self.outgoing.backlog
+        if self.lost:
+            return 0
+        self._check_window("a write buffer's size is never negative")
+        return self.outgoing.backlog
 
     def get_write_buffer_limits(self) -> tuple[int, int]:
         return (self.low_water, self.high_water)
@@ -196,6 +218,7 @@ class StreamEndpoint(asyncio.Transport):
 
     def window_opened(self) -> None:
         """Bytes were delivered: resume the writer once the backlog is low (pipe calls)."""
+        self._check_window("deliveries leave a writer's backlog non-negative")
         if self.write_paused and self.outgoing.backlog <= self.low_water and not self.lost:
             self.write_paused = False
             self.fabric.loop.call_soon(self._call_protocol, "resume_writing", context=self.context)
@@ -298,6 +321,12 @@ class StreamEndpoint(asyncio.Transport):
         self.incoming.clear()
         self.outgoing.send_rst()
         self._forget()
+        outgoing, incoming = self.outgoing, self.incoming
+        require(
+            outgoing.marks[-1][2] == RST and not incoming.marks and not incoming.data,
+            "a crashed end leaves its peer a reset and keeps nothing queued",
+            end=self,
+        )
 
     def _refuse_data(self) -> None:
         """Data reached a closed end: answer with a reset, as TCP does."""
@@ -311,6 +340,11 @@ class StreamEndpoint(asyncio.Transport):
         self.reading = False
         self.incoming.clear()
         self._forget()
+        require(
+            self.number not in self.fabric.endpoints.get(self.node, {}),
+            "a lost end is forgotten by its node",
+            end=self,
+        )
         if self.protocol is not None and self.ref.alive:
             self._call_protocol("connection_lost", exc)
 
