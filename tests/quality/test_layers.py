@@ -9,6 +9,7 @@ inside functions too.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -90,3 +91,18 @@ def test_imports_under_type_checking_do_not_make_cycles(tmp_path: Path) -> None:
     assert graph.cycles(planted) == []
     where = {(imp.source, imp.where) for imp in planted.imports}
     assert ("seedbed.aio", "type-checking") in where
+
+
+def test_nothing_outside_aio_touches_the_loops_private_state() -> None:
+    """Worlds, scenarios and the layers above drive the loop only through its
+    driver face (`loop.driver`, aio/_driver.py) and asyncio's public methods."""
+    src = Path(graph.__file__).resolve().parents[2] / "src" / "seedbed"
+    private = re.compile(r"\._st\b|\b_?loop\._(?!_)[a-z]\w*")
+    found = [
+        f"{path.relative_to(src)}:{number}: {line.strip()}"
+        for path in sorted(src.rglob("*.py"))
+        if path.relative_to(src).parts[0] != "aio"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if private.search(line)
+    ]
+    assert not found, "private loop state used outside aio:\n" + "\n".join(found)
