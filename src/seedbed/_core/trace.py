@@ -8,13 +8,19 @@ blake2b digest, so the hash never depends on `PYTHONHASHSEED`.
 
 A trace can also keep its events (to write them out) or check each one
 against a recorded list, raising `Nondeterminism` at the first that differs.
+
+Notes: while a trace file is being written, `notes` is the writer's `note`
+method, and the simulator passes it what a viewer needs and the hash must not
+see (which segment a delivered chunk belongs to, a datagram's identity). A
+note is never folded into the hash nor counted as an event, and replay skips
+it; with no file recorded `notes` is None and a call site costs one test.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from seedbed.errors import Nondeterminism
 
@@ -66,7 +72,7 @@ def describe_event(event: Sequence[Field]) -> str:
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
-    __slots__ = ("_expected", "count", "divergence", "events", "quiet", "word")
+    __slots__ = ("_expected", "count", "divergence", "events", "notes", "quiet", "word")
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
         self.word = _OFFSET
@@ -78,6 +84,8 @@ class Trace:
         self.quiet = not keep and expected is None
         # The first divergence found, kept in case user code swallows the raise.
         self.divergence: Nondeterminism | None = None
+        # Where annotations go (a trace file's writer), or None: see the module doc.
+        self.notes: Callable[..., None] | None = None
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""

@@ -310,13 +310,22 @@ class Nemesis:
 
     def _begin(self, episode: _Episode, delay: float) -> None:
         self._episodes.append(episode)
+        self._note("fault.begin", episode)
         loop = asyncio.get_running_loop()
         episode.handle = loop.call_later(delay, self._finish, episode)
+
+    def _note(self, what: str, episode: _Episode) -> None:
+        """For `seedbed view` (outside the hash): the episode's kind and links."""
+        notes = self.sim.loop.trace.notes
+        if notes is not None:
+            links = ",".join(f"{a}>{b}" for a, b in episode.links)
+            notes(what, episode.kind, links)
 
     def _finish(self, episode: _Episode) -> None:
         if episode not in self._episodes:
             return
         self._episodes.remove(episode)
+        self._note("fault.end", episode)
         if episode.handle is not None:
             episode.handle.cancel()
         for link in episode.links:
