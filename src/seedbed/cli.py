@@ -353,12 +353,14 @@ def _register_commands() -> None:
     from seedbed._lint._command import lint
     from seedbed._report._command import report
     from seedbed._shrink._command import shrink
+    from seedbed._view._command import view
     from seedbed.check._cli import check_history
 
     cli.add_command(check_history)
     cli.add_command(lint)
     cli.add_command(report)
     cli.add_command(shrink)
+    cli.add_command(view)
 
 
 def main() -> None:

@@ -1,0 +1,97 @@
+"""The `seedbed view` command: a trace file, or one seed of a target, as a diagram page.
+
+`seedbed view TRACE [-o run.html]` draws a recorded trace;
+`seedbed view TARGET --seed N [-o F]` (or `--choices FILE`, a choice file
+from `seedbed shrink`) runs the target with its trace written to a temporary
+file, then draws that. Exit codes as everywhere in the CLI: 0 the page was
+written (whether the run failed or not: the page shows it), 2 bad input with
+one line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from seedbed.errors import UsageError
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _record(target: str, seed: int | None, choices_path: str | None, trace: Path) -> Any:
+    """Run one seed of `target` with its trace written to `trace`; the outcome."""
+    from seedbed._target import resolve, run_target
+
+    obj = resolve(target)
+    if choices_path is not None:
+        from seedbed._shrink._command import replay_choices
+
+        return replay_choices(
+            lambda s, **o: run_target(obj, s, trace=str(trace), **o), choices_path, target, seed, {}
+        )
+    assert seed is not None
+    return run_target(obj, seed, trace=str(trace))
+
+
+def _seed(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        seed = int(value, 0)
+    except ValueError:
+        _fail(f"--seed {value!r} is not a seed: use a non-negative integer like 42 or 0xC0FFEE")
+        raise
+    if seed < 0:
+        _fail(f"--seed {value!r} is negative: seeds are non-negative integers")
+    return seed
+
+
+def _outcome_line(error: BaseException | None) -> str:
+    if error is None:
+        return "; the run passed"
+    first = str(error).splitlines()[0] if str(error) else ""
+    return f"; the run failed: {type(error).__name__}: {first}"
+
+
+@click.command("view")
+@click.argument("source")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="the page to write (default: TRACE.html, or view-seed-N.html)")  # fmt: skip
+@click.option("--seed", "seed_text", default=None, metavar="N",
+              help="run SOURCE, a target, under this seed and draw its trace")  # fmt: skip
+@click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
+              help="run SOURCE, a target, replaying this choice file")  # fmt: skip
+def view(source: str, output: str | None, seed_text: str | None, choices_path: str | None) -> None:
+    """Draw a run as a space-time diagram: SOURCE is a trace file (from
+    `seedbed run --trace`), or a target with --seed N or --choices FILE."""
+    from seedbed._view._write import write_view
+
+    seed = _seed(seed_text)
+    try:
+        if seed is None and choices_path is None:
+            if Path(source).is_dir():
+                _fail(f"{source} is a directory, not a trace file (from seedbed run --trace)")
+            page = output or str(Path(source).with_suffix(".html"))
+            diagram = write_view(source, page)
+            outcome_line = ""
+        else:
+            page = output or f"view-seed-{seed if seed is not None else 'choices'}.html"
+            with tempfile.TemporaryDirectory(prefix="seedbed-view-") as scratch:
+                trace = Path(scratch) / "run.trace"
+                outcome = _record(source, seed, choices_path, trace)
+                diagram = write_view(trace, page)
+            outcome_line = _outcome_line(outcome.error)
+    except (UsageError, OSError) as exc:
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return
+    click.echo(
+        f"wrote {page}: {len(diagram.times):,} events drawn on {len(diagram.lanes)} lanes, "
+        f"{len(diagram.arrows):,} messages, {len(diagram.spans):,} fault spans{outcome_line}"
+    )
