@@ -22,8 +22,10 @@ class _Echo(asyncio.DatagramProtocol):
         self.transport.sendto(data, addr)
 
 
-def world(seed: int, trace: str | Path | None, *, server: str = "srv", message: str = "ok") -> Any:
-    """Run the world; returns the failure (an assertion naming `message`)."""
+def world(
+    seed: int, trace: str | Path | None, *, server: str = "srv", message: str = "ok"
+) -> tuple[str, Any]:
+    """Run the world: its trace hash and its failure (an assertion naming `message`)."""
     sim = Simulation(seed=seed, trace=trace)
     recorder = Recorder()
 
@@ -70,5 +72,5 @@ def world(seed: int, trace: str | Path | None, *, server: str = "srv", message: 
     try:
         sim.run(max_time=30)
     except Exception as exc:  # the assertion, as a run reports it
-        return exc
-    return None
+        return sim.loop.trace.hash, exc
+    return sim.loop.trace.hash, None
