@@ -57,6 +57,8 @@ def _outcome_line(error: BaseException | None) -> str:
     if error is None:
         return "; the run passed"
     first = str(error).splitlines()[0] if str(error) else ""
+    if len(first) > 160:
+        first = first[:157] + "..."
     return f"; the run failed: {type(error).__name__}: {first}"
 
 

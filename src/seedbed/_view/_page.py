@@ -36,11 +36,11 @@ h1 { font-size: 17px; margin: 0 0 4px; }
 .filter-row span { unicode-bidi: isolate; direction: ltr; }
 .layout { display: flex; height: calc(100vh - 150px); min-height: 420px; }
 .board { flex: 1; overflow: auto; background: #fff; }
-#lanes { display: flex; position: sticky; top: 0; background: #fff; z-index: 1;
-  border-bottom: 1px solid var(--line); }
-.lane-name { display: inline-block; text-align: center; overflow: hidden; white-space: nowrap;
-  text-overflow: ellipsis; font-family: var(--mono); padding: 4px; unicode-bidi: isolate;
-  direction: ltr; }
+#lanes { display: flex; width: max-content; min-width: 100%; position: sticky; top: 0;
+  background: #fff; z-index: 1; border-bottom: 1px solid var(--line); }
+.lane-name { flex: none; display: inline-block; text-align: center; overflow: hidden;
+  white-space: nowrap; text-overflow: ellipsis; font-family: var(--mono); padding: 4px;
+  unicode-bidi: isolate; direction: ltr; }
 .lane-name.off { color: #bbb; }
 #diagram { display: block; height: calc(100% - 30px); min-height: 380px; }
 aside { width: 340px; padding: 10px 14px; border-left: 1px solid var(--line); overflow: auto;

@@ -4,7 +4,7 @@
 (function () {
   const NS = "http://www.w3.org/2000/svg";
   const D = JSON.parse(document.getElementById("trace-data").textContent);
-  const LANE_W = 150, LEFT = 90, TOP = 8, LIMIT = 3000;
+  const LANE_W = 150, LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
   const svg = document.getElementById("diagram");
   const details = document.getElementById("details");
   const last = Math.max(D.times.length - 1, 1);
@@ -22,7 +22,7 @@
     (parent || svg).appendChild(node);
     return node;
   }
-  function height() { return Math.max(svg.clientHeight || 700, 200) - TOP * 2; }
+  function height() { return Math.max(svg.clientHeight || 700, 200) - TOP - BOTTOM; }
   function y(pos) { return TOP + (pos - v0) / Math.max(v1 - v0, 1) * height(); }
   function x(lane) { return LEFT + lane * LANE_W + LANE_W / 2; }
   function visible(pos) { return pos >= v0 && pos <= v1; }
