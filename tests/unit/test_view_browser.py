@@ -13,6 +13,7 @@ it with apt-get).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _viewworld import HOSTILE, world
@@ -54,13 +55,18 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
     problems: list[str] = []
     requests: list[str] = []
     dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda exc: problems.append(str(exc)))
         page.on("request", lambda request: requests.append(request.url))
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("dialog", on_dialog)
 
         page.goto((tmp_path / "kv.html").as_uri())
         page.wait_for_selector("body[data-ready='1']")
