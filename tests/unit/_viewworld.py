@@ -23,7 +23,12 @@ class _Echo(asyncio.DatagramProtocol):
 
 
 def world(
-    seed: int, trace: str | Path | None, *, server: str = "srv", message: str = "ok"
+    seed: int,
+    trace: str | Path | None,
+    *,
+    server: str = "srv",
+    message: str = "ok",
+    rounds: int = 20,
 ) -> tuple[str, Any]:
     """Run the world: its trace hash and its failure (an assertion naming `message`)."""
     sim = Simulation(seed=seed, trace=trace)
@@ -46,7 +51,7 @@ def world(
         udp, _ = await loop.create_datagram_endpoint(
             asyncio.DatagramProtocol, remote_addr=(server, 7001)
         )
-        for round_ in range(20):
+        for round_ in range(rounds):
             try:
                 udp.sendto(f"ping {round_} {message}".encode())
                 with recorder.operation("cli", "echo", round_) as op:

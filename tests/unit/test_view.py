@@ -174,6 +174,7 @@ def test_view_of_a_missing_file_or_target_or_bad_seed_is_exit_2(tmp_path: Path) 
         [str(tmp_path)],
         ["no_such_module_here:main", "--seed", "1"],
         ["examples.race:main", "--seed", "minus"],
+        ["examples.race:main", "--seed", "1", "--strategy", "bogus"],
     ):
         result = runner.invoke(view, [*args, "-o", str(tmp_path / "x.html")])
         assert result.exit_code == 2, (args, result.output)
@@ -191,3 +192,14 @@ def test_view_of_a_target_seed_runs_it_and_draws_the_failure(tmp_path: Path) -> 
     assert "the run failed: InvariantViolation" in done.stdout
     data = out.read_text(encoding="utf-8").split('id="trace-data">')[1].split("</script>")[0]
     assert "votes for one candidate" in json.loads(data)["failure"]["text"]
+
+
+def test_a_failure_report_names_the_view_command_before_its_replay_command() -> None:
+    from examples.kvstore import scenarios
+
+    _, error = scenarios.bug_forget_vote.execute(6)
+    assert error is not None
+    lines = str(error).splitlines()
+    target = "examples.kvstore.scenarios:bug_forget_vote --seed 6"
+    assert lines[-2:] == [f"  view:   seedbed view {target}", f"  replay: seedbed run {target}"]
+    assert seedbed.errors.view_command("seedbed.run(main, seed=1)") is None

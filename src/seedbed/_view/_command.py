@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from seedbed._cli_explore import explore_flags, explore_options
 from seedbed.errors import UsageError
 
 
@@ -25,8 +26,11 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _record(target: str, seed: int | None, choices_path: str | None, trace: Path) -> Any:
-    """Run one seed of `target` with its trace written to `trace`; the outcome."""
+def _record(
+    target: str, seed: int | None, choices_path: str | None, trace: Path, options: dict[str, Any]
+) -> Any:
+    """Run one seed of `target` with its trace written to `trace`, as `seedbed run`
+    would with the same flags; the outcome."""
     from seedbed._target import resolve, run_target
 
     obj = resolve(target)
@@ -34,10 +38,11 @@ def _record(target: str, seed: int | None, choices_path: str | None, trace: Path
         from seedbed._shrink._command import replay_choices
 
         return replay_choices(
-            lambda s, **o: run_target(obj, s, trace=str(trace), **o), choices_path, target, seed, {}
-        )
+            lambda s, **o: run_target(obj, s, trace=str(trace), **o),
+            choices_path, target, seed, options,
+        )  # fmt: skip
     assert seed is not None
-    return run_target(obj, seed, trace=str(trace))
+    return run_target(obj, seed, trace=str(trace), **options)
 
 
 def _seed(value: str | None) -> int | None:
@@ -64,19 +69,39 @@ def _outcome_line(error: BaseException | None) -> str:
 
 @click.command("view")
 @click.argument("source")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="step budget (a target)"
+)
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="virtual-time budget in seconds (a target)")  # fmt: skip
+@click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run (a target)")
+@explore_flags
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="the page to write (default: TRACE.html, or view-seed-N.html)")  # fmt: skip
 @click.option("--seed", "seed_text", default=None, metavar="N",
               help="run SOURCE, a target, under this seed and draw its trace")  # fmt: skip
 @click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
               help="run SOURCE, a target, replaying this choice file")  # fmt: skip
-def view(source: str, output: str | None, seed_text: str | None, choices_path: str | None) -> None:
+def view(
+    source: str,
+    output: str | None,
+    seed_text: str | None,
+    choices_path: str | None,
+    max_steps: int | None,
+    max_time: float | None,
+    strict: bool,
+    **explore: Any,
+) -> None:
     """Draw a run as a space-time diagram: SOURCE is a trace file (from
-    `seedbed run --trace`), or a target with --seed N or --choices FILE."""
+    `seedbed run --trace`), or a target with --seed N or --choices FILE (and
+    the run flags `seedbed run` takes, so a failure's printed view command
+    runs what its replay command runs)."""
     from seedbed._view._write import write_view
 
     seed = _seed(seed_text)
     try:
+        options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
+                   **explore_options(**explore)}  # fmt: skip
         if seed is None and choices_path is None:
             if Path(source).is_dir():
                 _fail(f"{source} is a directory, not a trace file (from seedbed run --trace)")
@@ -87,7 +112,7 @@ def view(source: str, output: str | None, seed_text: str | None, choices_path: s
             page = output or f"view-seed-{seed if seed is not None else 'choices'}.html"
             with tempfile.TemporaryDirectory(prefix="seedbed-view-") as scratch:
                 trace = Path(scratch) / "run.trace"
-                outcome = _record(source, seed, choices_path, trace)
+                outcome = _record(source, seed, choices_path, trace, options)
                 diagram = write_view(trace, page)
             outcome_line = _outcome_line(outcome.error)
     except (UsageError, OSError) as exc:

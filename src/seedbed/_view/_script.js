@@ -22,7 +22,9 @@
     (parent || svg).appendChild(node);
     return node;
   }
-  function height() { return Math.max(svg.clientHeight || 700, 200) - TOP - BOTTOM; }
+  // Measured once per render: reading clientHeight between appends forces a layout each time.
+  let drawHeight = 600;
+  function height() { return drawHeight; }
   function y(pos) { return TOP + (pos - v0) / Math.max(v1 - v0, 1) * height(); }
   function x(lane) { return LEFT + lane * LANE_W + LANE_W / 2; }
   function visible(pos) { return pos >= v0 && pos <= v1; }
@@ -163,6 +165,7 @@
   }
 
   function render() {
+    drawHeight = Math.max(svg.clientHeight || 700, 200) - TOP - BOTTOM;
     svg.replaceChildren();
     svg.setAttribute("width", LEFT + D.lanes.length * LANE_W + 20);
     const defs = el("defs", {});
