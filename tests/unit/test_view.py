@@ -203,3 +203,19 @@ def test_a_failure_report_names_the_view_command_before_its_replay_command() -> 
     target = "examples.kvstore.scenarios:bug_forget_vote --seed 6"
     assert lines[-2:] == [f"  view:   seedbed view {target}", f"  replay: seedbed run {target}"]
     assert seedbed.errors.view_command("seedbed.run(main, seed=1)") is None
+
+
+def test_a_trace_cut_short_is_drawn_up_to_the_cut_and_says_so(
+    recorded: Path, tmp_path: Path
+) -> None:
+    lines = recorded.read_text(encoding="utf-8").splitlines()
+    cut = tmp_path / "cut.trace"
+    cut.write_text("\n".join(lines[: len(lines) // 2]) + "\n", encoding="utf-8")
+    d = build(cut)
+    assert d.lanes == ["(world)", "srv", "cli"] and d.arrows
+    assert d.meta["defect"] is not None and "incomplete" in d.meta["defect"]
+    assert d.failure is None  # the failure came after the cut
+    out = tmp_path / "cut.html"
+    result = CliRunner().invoke(view, [str(cut), "-o", str(out)])
+    assert result.exit_code == 2 and out.exists()
+    assert "the page shows the run up to there" in result.output

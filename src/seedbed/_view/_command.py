@@ -5,7 +5,8 @@
 from `seedbed shrink`) runs the target with its trace written to a temporary
 file, then draws that. Exit codes as everywhere in the CLI: 0 the page was
 written (whether the run failed or not: the page shows it), 2 bad input with
-one line on stderr.
+one line on stderr (no page; or, for a trace cut short, the page up to the
+cut).
 """
 
 from __future__ import annotations
@@ -122,3 +123,5 @@ def view(
         f"wrote {page}: {len(diagram.times):,} events drawn on {len(diagram.lanes)} lanes, "
         f"{len(diagram.arrows):,} messages, {len(diagram.spans):,} fault spans{outcome_line}"
     )
+    if diagram.meta.get("defect"):  # as `seedbed report` does: the page is written, and says so
+        _fail(f"{diagram.meta['defect']} (the page shows the run up to there)")

@@ -130,6 +130,8 @@ class _Builder:
         handler = getattr(self, "_e_" + kind.replace(".", "_").replace(" ", "_"), None)
         if handler is not None:
             handler(event, text)
+        elif kind.startswith("net.") and len(event) > 1 and isinstance(event[1], str):
+            self._point(self.lane(event[1]), kind, text)  # net events name their node first
         else:
             self._point(0, kind, text)
 
@@ -180,24 +182,12 @@ class _Builder:
         if self.d.failure is None:
             self.d.failure = {"pos": pos, "text": text}
 
-    def _by_node(self, index: int) -> Any:
-        def handler(event: Event, text: str) -> None:
-            self._point(self.lane(event[index]), str(event[0]), text)
-
-        return handler
-
     def _by_number(self, event: Event, text: str) -> None:
         # A connection end's number: its node is known once that end sent a segment.
         lane = self.number_node.get(event[1], 0) if isinstance(event[1], int) else 0
         self._point(lane, str(event[0]), f"connection end {text}")
 
     _e_net_fin = _e_net_rst = _by_number
-
-    def __getattr__(self, name: str) -> Any:
-        # net.* events that name their node first: on that node's lane.
-        if name.startswith("_e_net_"):
-            return self._by_node(1)
-        raise AttributeError(name)
 
     # -- notes ----------------------------------------------------------------
 
