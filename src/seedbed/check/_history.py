@@ -36,6 +36,7 @@ from types import TracebackType
 from typing import IO, Any, Final, Literal, TypeAlias
 
 from seedbed import _safejson as safejson
+from seedbed._core.trace import Trace
 from seedbed._identity import current_node
 from seedbed.errors import UsageError
 
@@ -323,7 +324,7 @@ def _loop_notes() -> Callable[..., None] | None:
         trace = getattr(asyncio.get_running_loop(), "trace", None)
     except RuntimeError:
         return None
-    return getattr(trace, "notes", None)
+    return trace.notes if isinstance(trace, Trace) else None  # another loop's is not ours
 
 
 def _short(value: Any) -> str:
