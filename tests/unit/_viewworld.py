@@ -29,9 +29,10 @@ def world(
     server: str = "srv",
     message: str = "ok",
     rounds: int = 20,
+    replay: str | Path | None = None,
 ) -> tuple[str, Any]:
     """Run the world: its trace hash and its failure (an assertion naming `message`)."""
-    sim = Simulation(seed=seed, trace=trace)
+    sim = Simulation(seed=seed, trace=trace, replay=replay)
     recorder = Recorder()
 
     async def serve() -> None:

@@ -83,6 +83,13 @@ def test_notes_are_not_events_the_end_line_counts_and_replay_skips_them(recorded
     assert reader.defect is None and len(seen) == len(notes_of(recorded))
 
 
+def test_a_trace_with_notes_replays_and_a_changed_run_is_still_caught(recorded: Path) -> None:
+    replayed, error = world(3, None, replay=recorded)
+    assert replayed == WORLD_HASH and isinstance(error, seedbed.InvariantViolation)
+    _, diverged = world(3, None, replay=recorded, rounds=19)
+    assert isinstance(diverged, seedbed.Nondeterminism)
+
+
 def test_a_malformed_note_is_a_defect_naming_its_line(recorded: Path, tmp_path: Path) -> None:
     lines = recorded.read_text(encoding="utf-8").splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith('{"note"'))
