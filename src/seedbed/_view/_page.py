@@ -84,7 +84,7 @@ def _digest(text: str) -> str:
 
 CSP = (
     f"default-src 'none'; script-src 'sha256-{_digest(SCRIPT)}'; "
-    f"style-src 'sha256-{_digest(CSS)}'; img-src data:; base-uri 'none'; form-action 'none'"
+    f"style-src 'sha256-{_digest(CSS)}'; base-uri 'none'; form-action 'none'"
 )
 
 
