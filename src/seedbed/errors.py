@@ -53,7 +53,15 @@ class RunContext:
         where = f"  seed={self.seed} step={self.step} t={seconds:.6f}s"
         if self.trace_hash is not None:
             where += f" trace_hash={self.trace_hash}"
-        return f"{where}\n  replay: {self.replay}"
+        view = view_command(self.replay)  # before the replay line, which stays last
+        return where + (f"\n  view:   {view}" if view else "") + f"\n  replay: {self.replay}"
+
+
+def view_command(replay: str) -> str | None:
+    """The `seedbed view` command drawing the run a `seedbed run` command replays
+    (view takes run's flags), or None when the replay is a Python call."""
+    prefix = "seedbed run "
+    return "seedbed view " + replay[len(prefix) :] if replay.startswith(prefix) else None
 
 
 class SimulationFailure(SeedbedError):

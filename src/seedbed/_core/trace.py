@@ -10,6 +10,12 @@ A trace can also keep its events (to write them out) or check each one
 against a recorded list, raising `Nondeterminism` at the first that differs.
 Inside a `recording()` block every new trace keeps its events: how the
 harness records a run whose trace it cannot pass in.
+
+Notes: while a trace file is being written, `notes` is the writer's `note`
+method, and the simulator passes it what a viewer needs and the hash must not
+see (which segment a delivered chunk belongs to, a datagram's identity). A
+note is never folded into the hash nor counted as an event, and replay skips
+it; with no file recorded `notes` is None and a call site costs one test.
 """
 
 from __future__ import annotations
@@ -91,7 +97,9 @@ def recording() -> Iterator[list[Trace]]:
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
-    __slots__ = ("_expected", "count", "divergence", "events", "on_divergence", "quiet", "word")
+    __slots__ = (
+        "_expected", "count", "divergence", "events", "notes", "on_divergence", "quiet", "word",
+    )  # fmt: skip
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
         if _recordings:
@@ -109,6 +117,8 @@ class Trace:
         # Told of the first divergence (the loop ends the run there: every
         # later event would diverge again, each in some task nobody awaits).
         self.on_divergence: Callable[[Nondeterminism], None] | None = None
+        # Where annotations go (a trace file's writer), or None: see the module doc.
+        self.notes: Callable[..., None] | None = None
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""

@@ -7,6 +7,12 @@ HEX, "steps": N, "virtual_time_ns": T, "failure": null | "Type: message"}`.
 A run stopped by Ctrl-C (or SystemExit) ends with `{"end": EVENTS,
 "interrupted": "KeyboardInterrupt"}`; a run killed outright leaves no end line.
 
+Between events there may be annotation lines, `{"note": ["chunk", 7, 0,
+12, "b'GET k'"]}`: what the simulator told the trace's `notes` (see
+`trace`) after the event before it. They are not events: the end line does
+not count them, a replay skips them, and `seedbed view` reads them to link a
+send to its delivery. Files without them still replay and render.
+
 Writing: `TraceWriter` writes each event as the run emits it, flushing every
 `FLUSH_EVERY` events, so a killed run leaves the trace up to its last flush.
 
@@ -22,6 +28,7 @@ defect, never a divergence. Nothing is ever unpickled: the only reader is
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -75,6 +82,10 @@ class TraceWriter:
         if self._unflushed >= FLUSH_EVERY:
             self._out.flush()
             self._unflushed = 0
+
+    def note(self, *fields: str | int | float) -> None:
+        """An annotation after the last event (not an event: see the module doc)."""
+        self._out.write(json.dumps({"note": fields}, separators=(",", ":")) + "\n")
 
     def __len__(self) -> int:
         return self.count
@@ -200,6 +211,8 @@ class RecordedTrace:
         self.count = 0  # events read so far
         self.defect: UsageError | None = None
         self._end: dict[str, Any] | None = None
+        # Called with each annotation line's fields as it is passed (a viewer's).
+        self.on_note: Callable[[Event], None] | None = None
         self.events = RecordedEvents(self)
 
     @property
@@ -224,13 +237,11 @@ class RecordedTrace:
         """The next event, or None at the end line, at a defect, or at a cut."""
         if self._file.closed:
             return None
-        raw = self._file.readline(MAX_LINE)
-        self.line += 1
         try:
-            if not raw:
-                self.line -= 1  # name the last line there is
-                raise self._cut("the file ends without its end line (truncated)")
-            value = _parse_line(self.path, self.line, raw)
+            value = self._next_value()
+            while isinstance(value, dict) and "note" in value and "end" not in value:
+                self._take_note(value["note"])
+                value = self._next_value()
             if isinstance(value, list):
                 event = _check_event(self.path, self.line, value)
                 self.count += 1
@@ -240,6 +251,21 @@ class RecordedTrace:
             self.defect = exc
         self._file.close()
         return None
+
+    def _next_value(self) -> Any:
+        raw = self._file.readline(MAX_LINE)
+        self.line += 1
+        if not raw:
+            self.line -= 1  # name the last line there is
+            raise self._cut("the file ends without its end line (truncated)")
+        return _parse_line(self.path, self.line, raw)
+
+    def _take_note(self, fields: Any) -> None:
+        if not isinstance(fields, list):
+            raise _bad(self.path, self.line, "an annotation's note must be an array")
+        note = _check_event(self.path, self.line, fields)
+        if self.on_note is not None:
+            self.on_note(note)
 
     def _check_end(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict) or "end" not in value:

@@ -125,7 +125,8 @@ def execute(
     if sys.flags.optimize:
         raise UsageError("python -O strips the assertions a simulation checks; run without -O")
     if trace_path is not None:  # written as the run goes (see `tracefile`)
-        trace.events = TraceWriter(trace_path, trace_header(seed, config))  # type: ignore[assignment]
+        trace.events = writer = TraceWriter(trace_path, trace_header(seed, config))  # type: ignore[assignment]
+        trace.notes = writer.note  # annotations for `seedbed view`, outside the hash
     loop = SeedbedLoop(seed, config, trace)
     loop._st.replay = replay_command(main, seed, config.changed())
     value: Any = None

@@ -36,6 +36,8 @@ from types import TracebackType
 from typing import IO, Any, Final, Literal, TypeAlias
 
 from seedbed._core import safejson
+from seedbed._core.identity import current_node
+from seedbed._core.trace import Trace
 from seedbed.errors import UsageError
 
 EventType: TypeAlias = Literal["invoke", "ok", "fail", "info"]
@@ -315,6 +317,21 @@ def _loop_clock() -> float | None:
         return None
 
 
+def _loop_notes() -> Callable[..., None] | None:
+    """Where the running seedbed loop's trace takes notes (a trace file is being
+    written), else None; see `seedbed._core.trace`."""
+    try:
+        trace = getattr(asyncio.get_running_loop(), "trace", None)
+    except RuntimeError:
+        return None
+    return trace.notes if isinstance(trace, Trace) else None  # another loop's is not ours
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class Recorder:
     """Logs what client code saw, for checking afterwards.
 
@@ -348,6 +365,9 @@ class Recorder:
     def _log(self, process: Hashable, kind: EventType, f: str, value: Any) -> None:
         event = Event(process, kind, f, value, self._clock())
         self._events.append(event)
+        notes = _loop_notes()
+        if notes is not None:  # for `seedbed view`: the operation on its client's lane
+            notes("op", kind, _short(process), f, _short(value), current_node() or "")
         if self._sink is not None:
             self._sink.write(_dumps(event) + "\n")
             self._sink.flush()

@@ -28,10 +28,11 @@ from seedbed.cli._report import report
 from seedbed.cli._run import replay, run
 from seedbed.cli._shrink import shrink
 from seedbed.cli._sweep import check_determinism, sweep
+from seedbed.cli._view import view
 
 __all__ = ["SEED", "cli", "main"]
 
-for _command in (run, replay, sweep, check_determinism, check_history, report, shrink, lint):
+for _command in (run, replay, sweep, check_determinism, check_history, report, shrink, lint, view):
     cli.add_command(_command)
 
 

@@ -147,14 +147,22 @@ class Ledger:
                    adding=episode.down, max_down=self.max_down())  # fmt: skip
         self._down.extend(episode.down)
         self.episodes.append(episode)
+        self._note("fault.begin", episode)
         loop = asyncio.get_running_loop()
         episode.handle = loop.call_later(delay, self.finish, episode)
+
+    def _note(self, what: str, episode: Episode) -> None:
+        """For `seedbed view` (outside the hash): the episode's kind and links."""
+        notes = self.sim.loop.trace.notes
+        if notes is not None:
+            notes(what, episode.kind, ",".join(f"{a}>{b}" for a, b in episode.links))
 
     def finish(self, episode: Episode) -> None:
         """End `episode` now: give back its links and nodes, undo it, count its effect."""
         if episode not in self.episodes:
             broken("an episode that began ends once", kind=episode.kind)
         self.episodes.remove(episode)
+        self._note("fault.end", episode)
         if episode.handle is not None:
             episode.handle.cancel()
         for link in episode.links:

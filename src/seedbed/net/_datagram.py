@@ -26,6 +26,7 @@ from seedbed._core.contract import broken, require
 from seedbed._core.identity import NodeRef
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
+from seedbed.net._pipe import summary
 from seedbed.net._stream import SimSocket
 
 Address = tuple[str, int]
@@ -98,6 +99,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         copies = 2 if stream.chance(config.duplicate_probability, link.duplicate_reason) else 1
         fabric.trace.emit("net.sent", self.node, dst, port, len(payload), copies)
         in_flight = [copies]  # each copy's final arrival takes one
+        if fabric.trace.notes is not None:
+            self._send_noted(fabric.trace.notes, link, payload, dst, port, in_flight)
+            return
         for _ in range(copies):
             when = fabric.clock.now + fabric.links.latency_ns(link)
             fabric.at(
@@ -112,6 +116,21 @@ class DatagramEndpoint(asyncio.DatagramTransport):
                 in_flight,
                 context=fabric.context,
             )
+
+    def _send_noted(
+        self, notes: Any, link: Any, payload: bytes, dst: str, port: int, in_flight: list[int]
+    ) -> None:
+        """`_send`'s copies with a trace file recorded: each copy is named (by the
+        `net.sent` event's index and the copy) and noted, so its arrival can be."""
+        fabric = self.fabric
+        for copy in range(in_flight[0]):
+            ident = f"{fabric.trace.count - 1}.{copy}"
+            notes("dgram", ident, self.node, dst, port, summary(payload))
+            when = fabric.clock.now + fabric.links.latency_ns(link)
+            fabric.at(
+                when, _arrive_noted, ident, fabric, link, self.address, dst, port, payload,
+                in_flight, context=fabric.context,
+            )  # fmt: skip
 
     def abort(self) -> None:
         self.close()
@@ -210,3 +229,32 @@ def _redeliver(
     fabric.at(
         when, _arrive, fabric, link, source, dst, port, payload, in_flight, context=fabric.context
     )
+
+
+def _arrive_noted(
+    ident: str,
+    fabric: Fabric,
+    link: Any,
+    source: Address,
+    dst: str,
+    port: int,
+    payload: bytes,
+    in_flight: list[int],
+) -> None:
+    """`_arrive` for a datagram named in the notes: its fate is noted first (the
+    same draws and scheduling as `_arrive` and `_redeliver`, so the same hash)."""
+    notes = fabric.trace.notes
+    if notes is not None:
+        notes("dgram.at", ident, link.state)
+    if link.state != HELD:
+        _arrive(fabric, link, source, dst, port, payload, in_flight)
+        return
+
+    def redeliver() -> None:
+        when = fabric.clock.now + fabric.links.latency_ns(link)
+        fabric.at(
+            when, _arrive_noted, ident, fabric, link, source, dst, port, payload, in_flight,
+            context=fabric.context,
+        )  # fmt: skip
+
+    link.waiting.append(redeliver)

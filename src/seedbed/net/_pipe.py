@@ -11,6 +11,11 @@ link is checked on arrival: a partitioned or held link stalls the pipe
 (nothing is lost); a partition that outlasts `partition_reset_timeout` resets
 the connection.
 
+With a trace file recorded, the pipe notes (outside the hash, see
+`seedbed._core.trace`) each segment sent, each chunk delivered, stalls and
+resumes and what a clear dropped, naming the pipe by its sender end's number,
+so `seedbed view` can draw a send's arrow to its delivery.
+
 Per-connection FIFO holds by construction: a pipe has one queue and at most
 one pending delivery callback, and a segment never arrives before the one
 sent ahead of it, whatever order the loop gives timers due together.
@@ -114,6 +119,9 @@ class Pipe:
 
     def clear(self) -> None:
         """Drop everything queued (a crash, an abort, a reset)."""
+        notes = self.fabric.trace.notes
+        if notes is not None and self.marks:
+            notes("cleared", self._number(), self.delivered)
         self.data.clear()
         self.delivered = self.sent
         self.marks.clear()
@@ -142,6 +150,9 @@ class Pipe:
                 "a pipe buffers exactly sent - delivered bytes",
                 sent=sent, delivered=self.delivered, buffered=len(self.data),
             )  # fmt: skip
+        notes = fabric.trace.notes
+        if notes is not None:
+            self._note_segment(notes, kind)
         mark = [when, sent, kind, now]
         marks.append(mark)
         if kind == DATA:
@@ -155,6 +166,15 @@ class Pipe:
                 self.timer = fabric.at(when, self.arrive, context=receiver.context)
             else:
                 self._schedule(when)
+
+    def _note_segment(self, notes: Any, kind: int) -> None:
+        marks = self.marks  # a new segment starts where the queued ones end
+        start = marks[-1][1] if marks else self.delivered
+        link = self.link
+        notes("seg", self._number(), start, kind, link.src, link.dst)
+
+    def _number(self) -> int:
+        return -1 if self.sender is None else self.sender.number
 
     def _schedule(self, when: int) -> None:
         receiver = self.receiver
@@ -190,6 +210,9 @@ class Pipe:
             self._schedule(head[0])
             return
         kind = head[2]
+        notes = self.fabric.trace.notes
+        if notes is not None and kind != DATA:
+            notes("arrive", self._number(), kind)
         if kind == DATA:
             self._deliver_chunk(receiver, now, marks)
         elif kind == FIN:
@@ -237,6 +260,9 @@ class Pipe:
         else:
             chunk = bytes(data[:size])
             del data[:size]
+        notes = fabric.trace.notes
+        if notes is not None:
+            notes("chunk", self._number(), self.delivered, size, summary(chunk))
         self.delivered += size
         while marks and marks[0][2] == DATA and marks[0][1] <= self.delivered:
             marks.popleft()
@@ -265,6 +291,9 @@ class Pipe:
 
     def _stall(self) -> None:
         """The link is partitioned or held: wait for it, and give up on a partition."""
+        notes = self.fabric.trace.notes
+        if notes is not None:
+            notes("stall", self._number())
         link = self.link
         require(link.state != OPEN and self.timer is None, "traffic waits only at a closed link")
         self.stalled = True
@@ -279,6 +308,9 @@ class Pipe:
         if not self.stalled:
             return
         self.stalled = False
+        notes = self.fabric.trace.notes
+        if notes is not None:
+            notes("resume", self._number())
         if self.reset_timer is not None:
             self.reset_timer.cancel()
             self.reset_timer = None
@@ -300,3 +332,12 @@ class Pipe:
         if self.reset_timer is not None:
             self.reset_timer.cancel()
             self.reset_timer = None
+
+
+SUMMARY_BYTES = 32  # bytes of a payload a note shows
+
+
+def summary(payload: bytes) -> str:
+    """A payload's first bytes as a note shows them (its repr, cut short)."""
+    head = repr(payload[:SUMMARY_BYTES])
+    return head if len(payload) <= SUMMARY_BYTES else f"{head}... ({len(payload)} bytes)"

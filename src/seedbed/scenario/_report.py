@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from seedbed._core.trace import Field
+from seedbed.errors import view_command
 
 LAST_EVENTS = 20
 _LIBRARY_DIRS = (
@@ -59,6 +60,8 @@ class FailureReport:
         if self.last_events:
             lines.append(f"  last {len(self.last_events)} events:")
             lines.extend(f"    {event}" for event in self.last_events)
+        if view_command(self.replay):  # before the replay line, which stays last
+            lines.append(f"  view:   {view_command(self.replay)}")
         lines.append(f"  replay: {self.replay}")
         return "\n".join(lines)
 

@@ -556,6 +556,7 @@ class Simulation:
         for event in trace.events:  # anything recorded while the world was set up
             writer.append(event)
         trace.events = writer  # type: ignore[assignment]
+        trace.notes = writer.note  # annotations for `seedbed view`, outside the hash
 
     def _drive(self, coro: Any) -> Any:
         task = self._loop.create_task(coro, context=self._world.copy(), name="simulation")

@@ -23,6 +23,7 @@ from rich.progress import (
 
 from seedbed._harness.sweeps._record import FAILED
 from seedbed._harness.sweeps._summary import Summary
+from seedbed.errors import view_command
 
 Record = dict[str, Any]
 _STATUS_EVERY = 5.0  # seconds between plain status lines
@@ -117,6 +118,8 @@ def summary_lines(summary: Summary, *, traceback: bool) -> list[str]:
             lines.append(f"  {bucket.count:>{width}} x {bucket.name}")
             where = f", at {bucket.location}" if bucket.location else ""
             lines.append(f"  {'':>{width}}   smallest seed {bucket.smallest_seed}{where}")
+            if view_command(bucket.replay):
+                lines.append(f"  {'':>{width}}   view:   {view_command(bucket.replay)}")
             lines.append(f"  {'':>{width}}   replay: {bucket.replay}")
             if traceback and bucket.traceback:
                 lines += ["    " + line for line in bucket.traceback.rstrip().splitlines()]

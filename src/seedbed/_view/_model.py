@@ -1,0 +1,361 @@
+"""From a trace file to what the diagram draws: lanes, points, arrows, spans, operations.
+
+The file is read as a stream (`RecordedTrace`, as replay reads it): events
+and annotation notes (see `seedbed._core.trace`) one line at a time, each
+given the next position on the diagram's vertical axis, because many events
+share a virtual instant. Only what is drawn is kept: `time` events move the
+clock and are not drawn, so the data is a fraction of the file.
+
+Which node an event belongs to comes from the event where it names one
+(network events, crashes, starts) or from the notes (a segment's sender and
+receiver, a client operation's node); the rest sit on the `(world)` lane.
+A trace without notes (recorded before them) still gives lanes, points,
+link faults, crashes and the failure; only the arrows need the notes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seedbed._core.trace import Event
+from seedbed._core.tracefile import RecordedTrace, TraceIncomplete
+from seedbed.errors import UsageError
+
+WORLD = "(world)"
+_FAILURES = ("assertion failed", "invariant broke")
+_NODE_KILLERS = ("crash", "bounce", "client_crash", "partition", "clog")  # drawn from events
+_KINDS = ("data", "fin", "rst")
+_LINK_STATES = ("open", "partitioned", "held")
+
+
+@dataclass
+class _Segment:
+    start: int  # stream offset of its first byte
+    kind: int
+    pos: int
+    src: int
+    dst: int
+    held: bool = False
+
+
+@dataclass
+class _Pipe:
+    src: int
+    dst: int
+    queue: deque[_Segment] = field(default_factory=deque)
+
+
+@dataclass
+class Diagram:
+    """Everything the page draws, as plain lists (JSON-ready); positions are
+    the vertical axis, `times[pos]` the virtual time (ns) there."""
+
+    meta: dict[str, Any]
+    lanes: list[str] = field(default_factory=lambda: [WORLD])
+    times: list[int] = field(default_factory=list)
+    # [pos, lane, kind, text]
+    points: list[list[Any]] = field(default_factory=list)
+    # [pos_from, lane_from, pos_to, lane_to, label, status] status: ok, dropped, held, lost
+    arrows: list[list[Any]] = field(default_factory=list)
+    # [lane, pos_from, pos_to, kind, text]
+    spans: list[list[Any]] = field(default_factory=list)
+    # [lane, pos_from, pos_to, f, text, outcome]
+    ops: list[list[Any]] = field(default_factory=list)
+    failure: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "meta": self.meta,
+            "lanes": self.lanes,
+            "times": self.times,
+            "points": self.points,
+            "arrows": self.arrows,
+            "spans": self.spans,
+            "ops": self.ops,
+            "failure": self.failure,
+        }
+
+
+class _Builder:
+    """Folds events and notes, in file order, into a `Diagram`."""
+
+    def __init__(self, meta: dict[str, Any]) -> None:
+        self.d = Diagram(meta)
+        self.lane_of: dict[str, int] = {WORLD: 0}
+        self.now = 0
+        self.pipes: dict[int, _Pipe] = {}
+        self.number_node: dict[int, int] = {}
+        self.datagrams: dict[str, list[Any]] = {}  # ident -> [pos, src, dst, label, held]
+        self.open_spans: dict[tuple[int, str, str], int] = {}  # (lane, kind, text) -> pos
+        self.open_ops: dict[str, list[Any]] = {}
+
+    # -- positions and lanes ----------------------------------------------
+
+    def _pos(self) -> int:
+        self.d.times.append(self.now)
+        return len(self.d.times) - 1
+
+    def lane(self, name: Any) -> int:
+        name = str(name)
+        index = self.lane_of.get(name)
+        if index is None:
+            index = self.lane_of[name] = len(self.d.lanes)
+            self.d.lanes.append(name)
+        return index
+
+    def _point(self, lane: int, kind: str, text: str) -> int:
+        pos = self._pos()
+        self.d.points.append([pos, lane, kind, text])
+        return pos
+
+    def _open(self, lane: int, kind: str, text: str, pos: int) -> None:
+        self.open_spans.setdefault((lane, kind, text), pos)
+
+    def _close(self, lane: int, kind: str, text: str, pos: int) -> None:
+        start = self.open_spans.pop((lane, kind, text), None)
+        if start is not None:
+            self.d.spans.append([lane, start, pos, kind, text])
+
+    # -- events -------------------------------------------------------------
+
+    def event(self, event: Event) -> None:
+        kind = str(event[0])
+        if kind == "time":
+            self.now = int(event[1])
+            return
+        text = " ".join(str(f) for f in event[1:])
+        handler = getattr(self, "_e_" + kind.replace(".", "_").replace(" ", "_"), None)
+        if handler is not None:
+            handler(event, text)
+        elif kind.startswith("net.") and len(event) > 1 and isinstance(event[1], str):
+            self._point(self.lane(event[1]), kind, text)  # net events name their node first
+        else:
+            self._point(0, kind, text)
+
+    def _e_draw(self, event: Event, text: str) -> None:
+        self._point(0, "draw", f"stream {event[1]}: {event[2]} = {event[3]}")
+
+    def _e_start(self, event: Event, text: str) -> None:
+        lane = self.lane(event[1])
+        pos = self._point(lane, "start", f"{event[1]} started (incarnation {event[2]})")
+        self._close(lane, "crash", "down", pos)
+
+    def _e_crash(self, event: Event, text: str) -> None:
+        lane = self.lane(event[1])
+        pos = self._point(lane, "crash", f"{event[1]} crashed (incarnation {event[2]})")
+        self._open(lane, "crash", "down", pos)
+
+    def _e_net_link(self, event: Event, text: str) -> None:
+        src, dst, state = self.lane(event[1]), self.lane(event[2]), str(event[3])
+        pos = self._point(src, "net.link", f"link {event[1]} -> {event[2]}: {state}")
+        label = f"{event[1]} -> {event[2]}"
+        for lane in (src, dst):
+            for kind in ("partition", "clog"):
+                self._close(lane, kind, label, pos)
+            if state == "dropped":
+                self._open(lane, "partition", label, pos)
+            elif state == "held":
+                self._open(lane, "clog", label, pos)
+
+    def _e_net_accept(self, event: Event, text: str) -> None:
+        self._point(self.lane(event[2]), "net.accept", f"{event[2]} accepted {event[1]}:{event[3]}")
+
+    def _e_net_lost(self, event: Event, text: str) -> None:
+        src = self.lane(event[1])
+        pos = self._point(src, "net.lost", f"datagram {event[1]} -> {event[2]}:{event[3]} lost")
+        self.d.arrows.append([pos, src, pos, self.lane(event[2]), f"{event[4]} bytes", "lost"])
+
+    def _e_nemesis(self, event: Event, text: str) -> None:
+        lane = self.lane(event[2]) if len(event) > 2 else 0
+        self._point(lane, "fault", f"nemesis {text}")
+
+    def _e_assertion_failed(self, event: Event, text: str) -> None:
+        self._failure(self._point(0, "failure", f"assertion failed: {text}"), text)
+
+    def _e_invariant_broke(self, event: Event, text: str) -> None:
+        self._failure(self._point(0, "failure", f"invariant broke: {text}"), text)
+
+    def _failure(self, pos: int, text: str) -> None:
+        if self.d.failure is None:
+            self.d.failure = {"pos": pos, "text": text}
+
+    def _by_number(self, event: Event, text: str) -> None:
+        # A connection end's number: its node is known once that end sent a segment.
+        lane = self.number_node.get(event[1], 0) if isinstance(event[1], int) else 0
+        self._point(lane, str(event[0]), f"connection end {text}")
+
+    _e_net_fin = _e_net_rst = _by_number
+
+    # -- notes ----------------------------------------------------------------
+
+    def note(self, note: Event) -> None:
+        handler = getattr(self, "_n_" + str(note[0]).replace(".", "_"), None)
+        if handler is not None:
+            handler(note)
+
+    def _n_seg(self, note: Event) -> None:
+        number, start, kind = int(note[1]), int(note[2]), int(note[3])
+        src, dst = self.lane(note[4]), self.lane(note[5])
+        pipe = self.pipes.setdefault(number, _Pipe(src, dst))
+        self.number_node[number] = src
+        pipe.queue.append(_Segment(start, kind, self._pos(), src, dst))
+
+    def _n_chunk(self, note: Event) -> None:
+        pipe = self.pipes.get(int(note[1]))
+        if pipe is None:
+            return
+        offset, size = int(note[2]), int(note[3])
+        queue = pipe.queue
+        while len(queue) > 1 and queue[1].kind == 0 and queue[1].start <= offset:
+            queue.popleft()  # delivered by earlier chunks
+        if not queue:
+            return
+        head = queue[0]
+        status = "held" if head.held else "ok"
+        label = f"{size} bytes: {note[4]}"
+        self.d.arrows.append([head.pos, head.src, self._pos(), head.dst, label, status])
+        while len(queue) > 1 and queue[1].kind == 0 and queue[1].start < offset + size:
+            queue.popleft()
+
+    def _n_arrive(self, note: Event) -> None:
+        pipe = self.pipes.get(int(note[1]))
+        kind = int(note[2])
+        if pipe is None:
+            return
+        while pipe.queue and pipe.queue[0].kind != kind:
+            pipe.queue.popleft()
+        if pipe.queue:
+            seg = pipe.queue.popleft()
+            name = _KINDS[kind] if 0 <= kind < len(_KINDS) else str(kind)
+            status = "held" if seg.held else "ok"
+            self.d.arrows.append([seg.pos, seg.src, self._pos(), seg.dst, name.upper(), status])
+
+    def _n_cleared(self, note: Event) -> None:
+        pipe = self.pipes.get(int(note[1]))
+        if pipe is None:
+            return
+        delivered = int(note[2])
+        pos = self._pos()
+        for seg in pipe.queue:  # a head already partly delivered has its arrow
+            if seg.start >= delivered:
+                label = "dropped " + (_KINDS[seg.kind] if 0 <= seg.kind < 3 else "?")
+                self.d.arrows.append([seg.pos, seg.src, pos, seg.dst, label, "dropped"])
+        pipe.queue.clear()
+
+    def _n_stall(self, note: Event) -> None:
+        pipe = self.pipes.get(int(note[1]))
+        if pipe is not None:
+            for seg in pipe.queue:
+                seg.held = True
+
+    def _n_dgram(self, note: Event) -> None:
+        src, dst = self.lane(note[2]), self.lane(note[3])
+        label = f"datagram :{note[4]} {note[5]}"
+        self.datagrams[str(note[1])] = [self._pos(), src, dst, label, False]
+
+    def _n_dgram_at(self, note: Event) -> None:
+        sent = self.datagrams.get(str(note[1]))
+        if sent is None:
+            return
+        state = int(note[2])
+        if state == 2:  # held at the link: drawn when it is released
+            sent[4] = True
+            return
+        del self.datagrams[str(note[1])]
+        status = "dropped" if state == 1 else "held" if sent[4] else "ok"
+        self.d.arrows.append([sent[0], sent[1], self._pos(), sent[2], sent[3], status])
+
+    def _n_fault_begin(self, note: Event) -> None:
+        if note[1] in _NODE_KILLERS:
+            return
+        pos = self._pos()
+        for lane in self._fault_lanes(str(note[2])):
+            self._open(lane, str(note[1]), str(note[2]), pos)
+
+    def _n_fault_end(self, note: Event) -> None:
+        if note[1] in _NODE_KILLERS:
+            return
+        pos = self._pos()
+        for lane in self._fault_lanes(str(note[2])):
+            self._close(lane, str(note[1]), str(note[2]), pos)
+
+    def _fault_lanes(self, links: str) -> list[int]:
+        lanes: list[int] = []
+        for link in links.split(","):
+            for name in link.split(">"):
+                if name and self.lane(name) not in lanes:
+                    lanes.append(self.lane(name))
+        return lanes or [0]
+
+    def _n_op(self, note: Event) -> None:
+        kind, process, f, value, node = (str(x) for x in note[1:6])
+        lane = self.lane(node or WORLD)
+        if kind == "invoke":
+            self.open_ops[process] = [lane, self._pos(), f, f"{process} {f}({value})"]
+            return
+        opened = self.open_ops.pop(process, None)
+        if opened is not None:
+            lane, start, f, text = opened
+            self.d.ops.append([lane, start, self._pos(), f, f"{text} -> {kind} {value}", kind])
+
+    # -- the end ----------------------------------------------------------------
+
+    def finish(self, end: dict[str, Any] | None, defect: str | None) -> Diagram:
+        last = max(len(self.d.times) - 1, 0)
+        for (lane, kind, text), start in self.open_spans.items():
+            self.d.spans.append([lane, start, last, kind, text])
+        for lane, start, _f, text in self.open_ops.values():
+            self.d.ops.append([lane, start, last, _f, f"{text} -> (no response)", "open"])
+        for sent in self.datagrams.values():
+            self.d.arrows.append([sent[0], sent[1], last, sent[2], sent[3], "held"])
+        failure = (end or {}).get("failure")
+        if failure and self.d.failure is None:
+            self.d.failure = {"pos": last, "text": str(failure)}
+        elif failure and self.d.failure is not None and self.d.failure["text"] not in failure:
+            self.d.failure["text"] = f"{failure} ({self.d.failure['text']})"
+        elif failure and self.d.failure is not None:
+            self.d.failure["text"] = str(failure)
+        self.d.meta["end"] = end
+        self.d.meta["defect"] = defect
+        if not self.d.times:
+            self.d.times.append(self.now)
+        return self.d
+
+
+def build(path: str | Path) -> Diagram:
+    """Read the trace at `path` as a stream and build its diagram.
+
+    A file that is not a trace raises a one-line `UsageError`; a trace cut
+    short is drawn up to the cut, with the defect in its `meta`.
+    """
+    recorded = RecordedTrace(path)
+    try:
+        builder = _Builder({"path": str(path), "header": recorded.header})
+        recorded.on_note = lambda note: _fold(recorded, builder.note, note)
+        while (event := recorded.next_event()) is not None:
+            _fold(recorded, builder.event, event)
+        defect = recorded.defect
+        if defect is not None and not isinstance(defect, TraceIncomplete):
+            raise defect
+        end = None if defect is not None else recorded.end
+        return builder.finish(end, None if defect is None else str(defect))
+    finally:
+        recorded.close()
+
+
+def _fold(recorded: RecordedTrace, fold: Any, item: Event) -> None:
+    """Fold one event or note; one whose fields are not what seedbed writes is
+    bad input, named by its line."""
+    try:
+        fold(item)
+    except (IndexError, ValueError, TypeError):
+        raise UsageError(
+            f"{recorded.path}:{recorded.line}: {str(item[0])[:40]!r} does not have the fields "
+            "seedbed writes; record the trace again with seedbed run --trace"
+        ) from None
+
+
+__all__ = ["WORLD", "Diagram", "UsageError", "build"]

@@ -1,0 +1,101 @@
+"""`seedbed view`'s page in a real browser: Debian's Chromium, driven by Playwright.
+
+One test, one browser: a failing seed of the example store's planted
+`ack_before_fsync` bug shows its lanes, arrows, fault spans and failure
+marker, and a click shows an event's details; then a world whose node name
+and messages are hostile strings runs no script, opens no dialog, fetches
+nothing and shows the text in order. The screenshot is kept under /tmp.
+
+Skips, saying so, only where /usr/bin/chromium is absent (`.ci/run` installs
+it with apt-get).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _viewworld import HOSTILE, world
+
+from seedbed._view import write_view
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+SCREENSHOT = Path("/tmp/seedbed-view-kvstore.png")
+SHOWN = HOSTILE.replace("\u202e", "\\u202e")  # the override shown as an escape: text in order
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium "
+    "(.ci/run installs it: apt-get install -y chromium)",
+)
+def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
+    tmp_path: Path,
+) -> None:
+    from examples.kvstore import scenarios
+    from playwright.sync_api import sync_playwright
+
+    _, error = scenarios.bug_ack_before_fsync.execute(5, trace=tmp_path / "kv.trace")
+    assert error is not None  # the planted bug's known failing seed
+    write_view(tmp_path / "kv.trace", tmp_path / "kv.html")
+    world(3, tmp_path / "hostile.trace", server=HOSTILE, message=HOSTILE)
+    write_view(tmp_path / "hostile.trace", tmp_path / "hostile.html")
+
+    problems: list[str] = []
+    requests: list[str] = []
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("dialog", on_dialog)
+
+        page.goto((tmp_path / "kv.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        names = page.locator(".lane-name").all_text_contents()
+        assert {"n1", "n2", "n3"} <= set(names)
+        assert page.locator("g.arrow").count() > 100
+        assert page.locator("rect.span").count() >= 1
+        assert page.locator("#failure").count() == 1
+        page.click("#to-failure")  # zoomed in: each event drawn, clickable
+        point = page.locator("circle.point").last
+        point.click()
+        details = page.locator("#details").inner_text()
+        assert "virtual time" in details and " s" in details and "#" in details
+        page.locator("g.arrow line.wide").first.click(force=True)
+        assert "message" in page.locator("#details").inner_text()
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+        page.goto((tmp_path / "hostile.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("img").count() == 0 and page.locator("a").count() == 0
+        lanes = page.locator(".lane-name").all_text_contents()
+        assert SHOWN in lanes
+        page.locator("#failure").click(force=True)
+        details = page.locator("#details").inner_text()
+        assert SHOWN in details and "\u202e" not in details
+        assert page.evaluate("window.__pwned") is None
+        browser.close()
+
+    assert dialogs == [] and problems == []
+    assert {url.split(":", 1)[0] for url in requests} == {"file"} and len(requests) == 2
+    assert SCREENSHOT.stat().st_size > 10_000
