@@ -258,6 +258,10 @@ class SeedbedLoop(TaskWatch):
         explore = st.config.explore_tasks
         queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
         key: Any = True  # its lane; None is the world's own, True a loop without lanes
+        # The length at which an iteration takes the one-callback path: 1 while
+        # `queue` is `ready`, -1 (never) for a lane's queue, whose batch path
+        # keeps the router's books. One comparison on the plain loop's hot path.
+        single = 1
         if router is not None:
             pick, runnable, paused = router.pick, router.runnable, router.paused
             lane_var, forget = router.var, router.by_key.pop
@@ -286,6 +290,7 @@ class SeedbedLoop(TaskWatch):
                     if queue is None:
                         continue  # a dead lane's work was dropped: begin again
                     key = router.key
+                    single = 1 if queue is ready else -1
                 else:  # the one callback ready in the world: its lane's pick is forced
                     key = ready[0]._context.get(lane_var)
                     if key is not None and not key.alive:
@@ -293,8 +298,9 @@ class SeedbedLoop(TaskWatch):
                         forget(key, None)
                         continue
                     queue = ready
+                    single = 1
             n = len(queue)
-            if n == 1 and queue is ready:  # the common case on virtual time: one callback
+            if n == single:  # the common case on virtual time: one callback in `ready`
                 handle = popleft()
                 position = st.cost_position
                 if position < st.cost_fence:
