@@ -32,6 +32,8 @@ from seedbed.errors import UsageError
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="folder for results.jsonl  [default: .seedbed/sweeps/TARGET]")  # fmt: skip
 @click.option("--resume", is_flag=True, help="continue the sweep in --out; skip finished seeds")
+@click.option("--fresh", is_flag=True,
+              help="move results in --out aside (to results.N.jsonl); start again")  # fmt: skip
 @click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
               show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
@@ -48,8 +50,8 @@ from seedbed.errors import UsageError
                    "workers (pip install 'seedbed[dask]')")  # fmt: skip
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
-          seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
-          show_traceback: bool, require_sometimes: bool, as_json: bool,
+          fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
+          strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
           scheduler: str | None, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     try:
@@ -59,8 +61,9 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
     spec = SweepSpec(
         target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
         options={"max_steps": max_steps, "max_time": max_time, "strict": strict, **explored},
-        resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
-        require_sometimes=require_sometimes, argv=argv(), scheduler=scheduler,
+        resume=resume, fresh=fresh, seed_timeout=seed_timeout, as_json=as_json,
+        traceback=show_traceback, require_sometimes=require_sometimes, argv=argv(),
+        scheduler=scheduler,
     )  # fmt: skip
     try:
         code = run_sweep(spec)
