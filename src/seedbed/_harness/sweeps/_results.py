@@ -6,17 +6,23 @@ Each record goes out in one `write` on a file opened for appending, before the
 sweep reports it, so whatever kills the sweep leaves every reported seed on
 disk. A line cut short by a kill mid-write is dropped on resume (and the file
 trimmed back to the last whole line); any other malformed line is an error
-naming the line. Readers ignore fields and kinds they do not know.
+naming the line. Readers ignore fields and kinds they do not know, but a
+field they do know must have its type (a list where a message belongs, a
+5,000-digit number, nesting past `safejson.MAX_DEPTH`): any other line is a
+one-line error, never a traceback from the code that reads the record later.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._core import safejson
+from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.sweeps._record import STATUSES
 from seedbed.errors import UsageError
 
@@ -52,21 +58,61 @@ def read_results(path: Path) -> Results:
     return results
 
 
+_TEXT = ("error_type", "message", "bucket", "location", "replay", "trace_hash", "result_digest")
+_TIMES = ("wall_time", "virtual_time")
+_OBJECTS = ("faults", "assertions", "profile")
+_LARGEST = 2**62  # steps and seconds past this are damage, and would overflow a float sum
+
+
 def _parse(path: Path, number: int, line: bytes) -> Record:
     try:
-        record = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = safejson.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, safejson.BadJSON) as exc:
         raise UsageError(f"{path}:{number}: not a JSON line ({exc}); move the file away") from None
     if not isinstance(record, dict):
         raise UsageError(f"{path}:{number}: expected a JSON object; move the file away")
-    if record.get("kind") == "seed":
-        seed, status = record.get("seed"), record.get("status")
-        if not isinstance(seed, int) or isinstance(seed, bool) or status not in STATUSES:
-            raise UsageError(
-                f"{path}:{number}: a seed record needs an integer 'seed' and a 'status' "
-                f"of {', '.join(STATUSES)}; move the file away"
-            )
+    problem = _problem(record)
+    if problem is not None:
+        raise UsageError(f"{path}:{number}: {problem}; move the file away")
     return record
+
+
+def _problem(record: Record) -> str | None:
+    """What is wrong with a record's known fields, or None."""
+    kind = record.get("kind")
+    if kind == "header":
+        if not isinstance(record.get("target"), str) or not isinstance(record.get("options"), dict):
+            return "a header needs a string 'target' and an object 'options'"
+        return None
+    if kind != "seed":
+        return None
+    seed, status = record.get("seed"), record.get("status")
+    if type(seed) is not int or not 0 <= seed < SEED_LIMIT or status not in STATUSES:
+        return (
+            f"a seed record needs an integer 'seed' in [0, 2**64) and a 'status' of "
+            f"{', '.join(STATUSES)}"
+        )
+    for name in _TEXT:
+        if not isinstance(record.get(name), str | None):
+            return f"'{name}' must be a string"
+    for name in _TIMES:
+        if not _is_number(record.get(name)):
+            return f"'{name}' must be a number of seconds"
+    steps = record.get("steps")
+    if steps is not None and (type(steps) is not int or not 0 <= steps < _LARGEST):
+        return "'steps' must be a non-negative integer"
+    for name in _OBJECTS:
+        if not isinstance(record.get(name), dict | None):
+            return f"'{name}' must be an object"
+    return None
+
+
+def _is_number(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is int:
+        return 0 <= value < _LARGEST
+    return type(value) is float and math.isfinite(value) and value >= 0
 
 
 def _take(results: Results, record: Record) -> None:
