@@ -284,8 +284,13 @@ def result_records(draw: st.DrawFn) -> str:
 
 @st.composite
 def results_files(draw: st.DrawFn) -> str:
-    header = {"kind": "header", "version": 1, "target": draw(st.one_of(st.just("m:f"), scalars)),
-              "options": draw(st.one_of(st.just({}), json_values)), "seeds": draw(scalars)}  # fmt: skip
+    header = {
+        "kind": "header",
+        "version": 1,
+        "target": draw(st.one_of(st.just("m:f"), scalars)),
+        "options": draw(st.one_of(st.just({}), json_values)),
+        "seeds": draw(scalars),
+    }
     lines = [_json_text(header)] if draw(st.booleans()) else []
     lines += draw(st.lists(st.one_of(result_records(), json_lines), max_size=6))
     return "\n".join(lines) + "\n"
