@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from seedbed._core import safejson
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
@@ -229,7 +230,10 @@ class RecordedTrace:
     def __init__(self, path: str | Path) -> None:
         self.path = path
         try:
+            regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
             self._file: IO[bytes] = open(path, "rb")  # noqa: SIM115 (closed at the end line)
+        except NotRegular as exc:
+            raise UsageError(f"{exc}") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read the trace file ({exc.strerror})") from None
         first = self._file.readline(MAX_LINE)

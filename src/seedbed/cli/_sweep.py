@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.explore import explore_options
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._determinism import check_determinism as check
@@ -21,11 +22,20 @@ from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SEED, usage_error
 from seedbed.errors import UsageError
 
+# A sweep lists its seeds to run before it starts one: past ten million, a
+# typo (an extra digit or twenty) would hang in that list rather than sweep.
+MAX_SEEDS = 10_000_000
+
+
+def _seed_range(first: int, seeds: int) -> None:
+    if first + seeds > SEED_LIMIT:
+        usage_error(f"--first {first} --seeds {seeds} runs past the last seed, 2**64 - 1")
+
 
 @click.command()
 @click.argument("target")
-@click.option("--seeds", type=click.IntRange(min=1), default=100, show_default=True,
-              help="how many seeds to run")  # fmt: skip
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=100,
+              show_default=True, help="how many seeds to run")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="worker processes  [default: one per core]")  # fmt: skip
@@ -54,6 +64,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
           strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
           scheduler: str | None, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
+    _seed_range(first, seeds)
     try:
         explored = explore_options(**explore)
     except UsageError as exc:
@@ -75,8 +86,8 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
 
 @click.command("check-determinism")
 @click.argument("target")
-@click.option("--seeds", type=click.IntRange(min=1), default=20, show_default=True,
-              help="how many seeds to check")  # fmt: skip
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=20,
+              show_default=True, help="how many seeds to check")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="worker processes per pass  [default: one per core]")  # fmt: skip
@@ -91,6 +102,7 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
                       max_steps: int | None, max_time: float | None, strict: bool,
                       as_json: bool) -> None:  # fmt: skip
     """Run every seed twice, in fresh processes under different hash seeds; compare."""
+    _seed_range(first, seeds)
     options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}
     settings = {"target": target, "options": options, "runner": runner_prefix()}
     try:

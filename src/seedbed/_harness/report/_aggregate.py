@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from seedbed._core import safejson
+from seedbed._core.files import MAX_LINE, NotRegular, regular_file
 
 STATUSES = ("pass", "fail", "crash", "timeout")
 _STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
@@ -218,7 +219,10 @@ def read_results(path: str | Path) -> Aggregate:
     if file.is_dir():
         file = file / "results.jsonl"
     try:
+        regular_file(file)
         stream = file.open("rb")
+    except NotRegular as exc:
+        raise ResultsError(str(exc)) from None
     except FileNotFoundError:
         message = f"{file}: no such file (pass a sweep's results.jsonl or its directory)"
         raise ResultsError(message) from None
@@ -239,7 +243,12 @@ def read_results(path: str | Path) -> Aggregate:
 
 def _fold(stream: BinaryIO, aggregate: Aggregate) -> None:
     number = 0
-    for number, raw in enumerate(stream, 1):
+    for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE), b""), 1):
+        if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):
+            aggregate.note_malformed(number, f"longer than {MAX_LINE} bytes", raw)
+            while (rest := stream.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass  # the rest of the long line, read and dropped in bounded pieces
+            continue
         if not raw.strip():
             continue
         try:

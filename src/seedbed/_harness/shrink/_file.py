@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.choices import Choice, by_stream, from_streams
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._core.safejson import BadJSON, loads
 from seedbed._core.tracefile import header_digest
 from seedbed.errors import UsageError
@@ -68,8 +69,11 @@ def read_choices(path: str | Path, target: str) -> ChoiceFile:
     """A choice file recorded for `target`; anything else is a one-line `UsageError`."""
     where = f"choices file {str(path)!r}"
     try:
+        regular_file(path)
         with open(path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
+    except NotRegular as exc:
+        raise UsageError(f"{where}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read {where}: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:

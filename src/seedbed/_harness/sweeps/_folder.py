@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._harness.sweeps._results import Results, check_resumable, read_results
 from seedbed.errors import UsageError
 
@@ -80,6 +81,11 @@ def claim(path: Path, header: dict[str, Any], *, resume: bool, fresh: bool) -> C
 
 
 def _holds_anything(path: Path) -> bool:
+    """Whether a results file is there to keep; a non-regular one is refused."""
+    try:
+        regular_file(path)
+    except NotRegular as exc:
+        raise UsageError(f"{exc}; sweep into another --out folder") from None
     try:
         return path.stat().st_size > 0
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core import safejson
+from seedbed._core.files import MAX_LINE, NotRegular, regular_file
 from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.sweeps._record import STATUSES
 from seedbed.errors import UsageError
@@ -42,7 +43,10 @@ class Results:
 def read_results(path: Path) -> Results:
     """Read a results file; refuse a damaged one with the line that is wrong."""
     try:
+        regular_file(path)
         data = path.read_bytes()
+    except NotRegular as exc:
+        raise UsageError(f"{exc}; move it away") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     results = Results()
@@ -58,13 +62,19 @@ def read_results(path: Path) -> Results:
     return results
 
 
-_TEXT = ("error_type", "message", "bucket", "location", "replay", "trace_hash", "result_digest")
+_TEXT = ("error_type", "message", "bucket", "location", "replay", "trace_hash", "result_digest",
+         "traceback", "output")  # fmt: skip
+_TALLIES = {"faults": ("injected", "effective"), "assertions": ("evaluated", "true")}
 _TIMES = ("wall_time", "virtual_time")
 _OBJECTS = ("faults", "assertions", "profile")
 _LARGEST = 2**62  # steps and seconds past this are damage, and would overflow a float sum
 
 
 def _parse(path: Path, number: int, line: bytes) -> Record:
+    if len(line) > MAX_LINE:
+        raise UsageError(
+            f"{path}:{number}: a line longer than {MAX_LINE} bytes; move the file away"
+        )
     try:
         record = safejson.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, safejson.BadJSON) as exc:
@@ -104,7 +114,19 @@ def _problem(record: Record) -> str | None:
     for name in _OBJECTS:
         if not isinstance(record.get(name), dict | None):
             return f"'{name}' must be an object"
+    for name, counts in _TALLIES.items():
+        for entry in (record.get(name) or {}).values():
+            if isinstance(entry, dict) and not _tally_ok(entry, counts):
+                return f"'{name}' holds an entry whose counts are not non-negative integers"
     return None
+
+
+def _tally_ok(entry: dict[str, Any], counts: tuple[str, ...]) -> bool:
+    """A fault's or assertion's entry: counts are integers, its words are strings."""
+    if not all(isinstance(entry.get(word), str | None) for word in ("kind", "location")):
+        return False
+    return all(type(entry.get(count, 0)) is int and _is_number(entry.get(count, 0))
+               for count in counts)  # fmt: skip
 
 
 def _is_number(value: object) -> bool:
