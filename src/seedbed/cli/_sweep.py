@@ -19,7 +19,7 @@ from seedbed._harness.sweeps._determinism import check_determinism as check
 from seedbed._harness.sweeps._determinism import report_lines
 from seedbed._harness.sweeps._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
 from seedbed.cli._explore import explore_flags
-from seedbed.cli._group import SEED, usage_error
+from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.errors import UsageError
 
 # A sweep lists its seeds to run before it starts one: past ten million, a
@@ -44,7 +44,7 @@ def _seed_range(first: int, seeds: int) -> None:
 @click.option("--resume", is_flag=True, help="continue the sweep in --out; skip finished seeds")
 @click.option("--fresh", is_flag=True,
               help="move results in --out aside (to results.N.jsonl); start again")  # fmt: skip
-@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+@click.option("--seed-timeout", type=SECONDS, default=300.0,
               show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -91,7 +91,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="worker processes per pass  [default: one per core]")  # fmt: skip
-@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+@click.option("--seed-timeout", type=SECONDS, default=300.0,
               show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
