@@ -65,3 +65,12 @@ def test_bidi_controls_from_a_run_are_shown_not_obeyed_in_the_report(tmp_path: P
     html = page.read_text(encoding="utf-8")
     assert not any(chr(code) in html for code in (0x202E, 0x202C, 0x2067, 0x2069))
     assert "&lt;U+202E&gt;0001&lt;U+202C&gt;" in html
+
+
+def test_a_target_needing_two_arguments_is_a_usage_error(tmp_path: Path) -> None:
+    program = tmp_path / "two.py"
+    program.write_text("async def two(a, b):\n    return a + b\n")
+    for command in (("run", f"{program}:two", "--seed", "1"),
+                    ("replay", f"{program}:two", "--seed", "1")):  # fmt: skip
+        code, output = invoke(*command)
+        assert code == 2 and "needs 2 arguments (a, b)" in output, output
