@@ -7,6 +7,7 @@ the previous results file without a word.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.sweep._cli import RACE, records, seedbed, write_program
 
 from seedbed._harness.sweeps._folder import LOCK_NAME
@@ -97,3 +99,30 @@ def test_a_lock_left_by_a_sigkilled_sweep_is_stale_and_taken_again(tmp_path: Pat
     done = seedbed("sweep", RACE, "--seeds", "2", "--out", str(tmp_path))
     assert done.returncode in (0, 1), done.stderr
     assert sorted(_seeds(tmp_path / "results.jsonl")) == [0, 1]
+
+
+def test_a_full_disk_names_the_file_keeps_earlier_seeds_and_prints_the_resume_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seedbed._harness.sweeps import _results
+    from seedbed._harness.sweeps._engine import SweepSpec, run_sweep
+    from seedbed.errors import UsageError
+
+    written = {"records": 0}
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        if b'"kind": "seed"' in data:
+            written["records"] += 1
+            if written["records"] > 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(_results.os, "write", write)
+    spec = SweepSpec(RACE, 0, 6, 1, tmp_path, argv=["sweep", RACE, "--out", str(tmp_path)])
+    with pytest.raises(UsageError) as refused:
+        run_sweep(spec)
+    message = str(refused.value)
+    assert str(tmp_path / "results.jsonl") in message and "No space left" in message
+    assert message.endswith(f"sweep {RACE} --out {tmp_path} --resume")
+    assert len(_seeds(tmp_path / "results.jsonl")) == 2

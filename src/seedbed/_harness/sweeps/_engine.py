@@ -33,6 +33,7 @@ from seedbed._harness.sweeps._folder import claim, locked
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._results import VERSION, Results, ResultsWriter, read_results
 from seedbed._harness.sweeps._summary import Summary, summarize
+from seedbed.errors import UsageError
 
 Record = dict[str, Any]
 EXIT_INTERRUPTED = {"Ctrl-C": 130, "SIGTERM": 143}
@@ -141,7 +142,13 @@ def _locked_sweep(spec: SweepSpec) -> int:
     progress = LiveProgress(spec.count, len(finished), failed)
 
     def on_record(record: Record) -> None:
-        writer.append(record)  # on disk before anyone hears of it
+        try:
+            writer.append(record)  # on disk before anyone hears of it
+        except OSError as exc:  # a full disk, a quota: the seeds before it are safe
+            raise UsageError(
+                f"cannot write {spec.results_path} ({exc.strerror or exc}); every seed before "
+                f"this one is kept: make room, then continue with: {_resume_command(spec)}"
+            ) from None
         progress.seed_done(record)
 
     try:

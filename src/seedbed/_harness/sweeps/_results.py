@@ -164,6 +164,7 @@ class ResultsWriter:
     def __init__(self, path: Path, *, keep_bytes: int | None) -> None:
         """Open `path` for appending; `keep_bytes=None` starts it afresh."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         self._fd = os.open(path, flags | (os.O_TRUNC if keep_bytes is None else 0), 0o644)
         if keep_bytes is not None:
@@ -172,7 +173,10 @@ class ResultsWriter:
     def append(self, record: Record) -> None:
         data = (json.dumps(record, default=str) + "\n").encode()
         while data:
-            written = os.write(self._fd, data)
+            try:
+                written = os.write(self._fd, data)
+            except OSError as exc:  # name the file: a bare "[Errno 28]" says nothing of where
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
             data = data[written:]
 
     def close(self) -> None:
