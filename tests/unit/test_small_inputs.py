@@ -74,3 +74,18 @@ def test_a_target_needing_two_arguments_is_a_usage_error(tmp_path: Path) -> None
                     ("replay", f"{program}:two", "--seed", "1")):  # fmt: skip
         code, output = invoke(*command)
         assert code == 2 and "needs 2 arguments (a, b)" in output, output
+
+
+def test_os_exit_inside_run_leaves_with_a_message(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    program = tmp_path / "leave.py"
+    program.write_text("import os\n\nasync def main():\n    os._exit(3)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "seedbed", "run", f"{program}:main", "--seed", "4"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert "called os._exit(3) inside the run (seed=4)" in done.stderr
+    assert f"replay: seedbed run {program}:main --seed 4" in done.stderr

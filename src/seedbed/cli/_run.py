@@ -25,7 +25,7 @@ from seedbed.aio import _breakpoint
 from seedbed.aio.runner import replay as replay_run
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SEED, SEED_HELP, describe_value, resolve_or_exit, usage_error
-from seedbed.cli._guard import exit_from_user_code
+from seedbed.cli._guard import exit_from_user_code, os_exit_reported
 from seedbed.errors import Nondeterminism, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import describe_faults
@@ -72,6 +72,7 @@ def run(
     try:
         stack = ExitStack()
         stack.enter_context(labelled(target=canonical_target(target)))
+        stack.enter_context(os_exit_reported(target, seed))
         _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
         options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
                    **explore_options(**explore)}  # fmt: skip
