@@ -21,6 +21,7 @@ from typing import Any
 
 from seedbed import _core
 from seedbed._harness.outcome import SeedOutcome
+from seedbed.aio._digest import stable_repr
 
 STATUSES = ("pass", "fail", "crash", "timeout")
 FAILED = ("fail", "crash", "timeout")
@@ -111,18 +112,31 @@ def result_digest(value: Any) -> str:
     """A short digest of a run's return value, equal for equal values in any process.
 
     Sets are sorted and memory addresses dropped, so neither hash order nor
-    allocation shows; values that are not JSON compare by their repr.
+    allocation shows; values that are not JSON compare by their repr. A value
+    whose own methods raise (a `repr`, a key's `__hash__`, a cycle) never
+    fails the record: it is digested by what `run` itself prints of it, so
+    `run` and `sweep` agree that the seed passed.
     """
-    text = json.dumps(value, sort_keys=True, default=_canonical, ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    try:
+        text = json.dumps(value, sort_keys=True, default=_canonical, ensure_ascii=True)
+    except Exception:  # the user's value: any of its methods may raise
+        text = "unencodable:" + stable_repr(value)
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, set | frozenset):
-        return sorted(_ADDRESS.sub("", repr(item)) for item in value)
+        return sorted(_ADDRESS.sub("", _repr(item)) for item in value)
     if isinstance(value, tuple):
         return list(value)
-    return _ADDRESS.sub("", repr(value))
+    return _ADDRESS.sub("", _repr(value))
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a user's __repr__ may raise anything
+        return stable_repr(value)
 
 
 def build(seed: int, replay: str, outcome: SeedOutcome, wall_time: float) -> dict[str, Any]:
