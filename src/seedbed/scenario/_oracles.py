@@ -82,6 +82,7 @@ class Oracles:
 
     def _broke(self, invariant: Predicate, why: str, failure: Exception | None) -> None:
         error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
+        error.assertion = f"invariant {name_of(invariant)}"  # its identity: not the why
         where = user_location(failure) if failure is not None else None
         error.location = where or location_of(invariant)  # type: ignore[attr-defined]
         if failure is not None:

@@ -376,6 +376,7 @@ class _Run:
             )
             first = next(p for p in self.scenario.liveness if name_of(p) in still[0])
             error.location = location_of(first)  # type: ignore[attr-defined]
+            error.assertion = f"liveness {name_of(first)}"  # type: ignore[attr-defined]
             raise error
 
     def _budgets(self) -> dict[str, Any]:
@@ -407,6 +408,7 @@ class _Run:
                 self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
             ),
             replay=self.replay,
+            names=tuple(node.name for node in self.sim.nodes.all()),
         )
         return error
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from seedbed._harness.sweeps._record import record_identity
+
 STATUSES = ("pass", "fail", "crash", "timeout")
 _STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
 SAMPLE_SEEDS = 8  # smallest failing seeds kept per bucket
@@ -127,7 +129,7 @@ class Aggregate:
         virtual = record.get("virtual_time")
         self.virtual_times.append(math.nan if virtual is None else virtual)
         if failed:
-            name = record.get("bucket") or f"{record.get('error_type') or status}"
+            name = record_identity(record)
             bucket = self.buckets.get(name)
             if bucket is None:
                 bucket = self.buckets[name] = Bucket(name)
