@@ -332,7 +332,7 @@ class _Run:
             virtual_time=result.virtual_time,
             profile=self.profile.as_dict() if self.profile is not None else None,
             faults=self._faults(),
-            assertions=hooks_of(sim.loop).assertions(),
+            assertions=self._assertions(),
             params=dict(sim.params.drawn),
         )
 
@@ -382,6 +382,11 @@ class _Run:
     def _budgets(self) -> dict[str, Any]:
         return {key: value for key, value in self.overrides.items() if key != "replay"}
 
+    def _assertions(self) -> dict[str, dict[str, Any]]:
+        """The run's assertion catalog: its `always`/`sometimes`/... calls and
+        the scenario's invariants and liveness predicates."""
+        return {**hooks_of(self.sim.loop).assertions(), **self.oracles.catalog()}
+
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}
 
@@ -402,7 +407,7 @@ class _Run:
             profile=self.profile.as_dict() if self.profile is not None else None,
             params=dict(self.sim.params.drawn),
             faults=self._faults(),
-            assertions=hooks_of(self.sim.loop).assertions(),
+            assertions=self._assertions(),
             location=user_location(error),
             last_events=(
                 self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
