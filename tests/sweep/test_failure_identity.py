@@ -9,14 +9,18 @@ summary and report, and the shrinker's "same failure" all use it.
 
 from __future__ import annotations
 
+import asyncio
+import random
 from pathlib import Path
 from typing import Any
 
 import seedbed
+from seedbed import Scenario, Simulation
 from seedbed._harness.report._aggregate import Aggregate
 from seedbed._harness.shrink._trial import failure_of
-from seedbed._harness.sweeps._record import describe_error, mask_message, record_identity
+from seedbed._harness.sweeps._record import build, describe_error, mask_message, record_identity
 from seedbed._harness.sweeps._summary import summarize
+from seedbed._harness.targets import run_target
 
 
 def _fails_with(message: str, seed: int = 1) -> BaseException:
@@ -123,3 +127,32 @@ def test_records_written_before_identities_still_get_a_bucket() -> None:
     assert {name: b.count for name, b in aggregate.buckets.items()} == {
         "AssertionError: balance went negative: <n>": 2
     }
+
+
+def _named_world(sim: Simulation) -> None:
+    """Two clients with names that look like nothing; a drawn one fails."""
+    loser = random.choice(["alice", "bob"])
+
+    def client(me: str) -> Any:
+        async def main() -> None:
+            await asyncio.sleep(0.1)
+            if me == loser:
+                raise AssertionError(f"{me} read a stale value")
+
+        return main
+
+    for name in ("alice", "bob"):
+        sim.client(name, client(name))
+
+
+named = Scenario("named", _named_world, duration=1.0)
+
+
+def test_the_worlds_own_names_are_masked_in_a_scenario() -> None:
+    records = []
+    for seed in range(12):
+        outcome = run_target(named, seed, last_events=False)
+        records.append(build(seed, outcome.replay, outcome, 0.1))
+    messages = {record["message"].split(":")[-1] for record in records}
+    assert len(messages) == 2  # both clients failed in some seed...
+    assert len({record["bucket"] for record in records}) == 1  # ...as one bug
