@@ -62,12 +62,13 @@ def shrink_one(target: str, hint: int, budget: float) -> str:
     before, after = shrunk.original, shrunk.best
     replayed = run_trial(obj, seed, after.chosen, {})
     same = "yes" if replayed.signature == after.signature else f"NO: {replayed.signature}"
+    spent = " (budget spent)" if shrunk.out_of_time else ""
     met = "yes" if after.fault_count <= 2 and after.steps * 10 <= before.steps * 4 else "no"
     return (
         f"| {name} | {seed} | {before.fault_count} -> {after.fault_count} "
         f"| {before.steps} -> {after.steps} ({after.steps / max(1, before.steps):.0%}) "
         f"| {len(before.chosen)}/{before.loud} -> {len(after.chosen)}/{after.loud} "
-        f"| {shrunk.trials} | {wall:.1f} | {cpu:.1f} | {same} | {met} |"
+        f"| {shrunk.trials} | {wall:.1f} | {cpu:.1f}{spent} | {same} | {met} |"
     )
 
 
