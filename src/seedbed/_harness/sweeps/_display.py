@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from seedbed._harness.sweeps._record import FAILED
+from seedbed._harness.sweeps._record import FAILED, record_identity
 from seedbed._harness.sweeps._summary import Summary
 
 Record = dict[str, Any]
@@ -89,7 +89,7 @@ class LiveProgress:
         )
 
     def _announce(self, record: Record) -> None:
-        bucket = str(record.get("bucket"))
+        bucket = record_identity(record)
         if bucket in self._buckets:
             return
         self._buckets.add(bucket)
