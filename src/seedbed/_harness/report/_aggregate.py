@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from seedbed._core import safejson
 from seedbed._core.files import MAX_LINE, NotRegular, regular_file
+from seedbed._harness.sweeps._record import record_identity
 
 STATUSES = ("pass", "fail", "crash", "timeout")
 _STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
@@ -129,7 +130,7 @@ class Aggregate:
         virtual = record.get("virtual_time")
         self.virtual_times.append(math.nan if virtual is None else virtual)
         if failed:
-            name = record.get("bucket") or f"{record.get('error_type') or status}"
+            name = record_identity(record)
             bucket = self.buckets.get(name)
             if bucket is None:
                 bucket = self.buckets[name] = Bucket(name)
