@@ -256,3 +256,73 @@ def _run_briefly(config: Any) -> None:
         sim.run(max_time=60)
     except seedbed.SimulationFailure:
         pass  # a budget or deadlock is an answer; a crash would not be
+
+
+# -- results files (sweep --resume and report) -----------------------------------
+
+result_fields = ("status", "error_type", "message", "bucket", "location", "replay", "steps",
+                 "virtual_time", "wall_time", "faults", "assertions", "profile", "trace_hash",
+                 "result_digest", "output")  # fmt: skip
+good_values = {
+    "status": st.sampled_from(["pass", "fail", "crash", "timeout"]),
+    "wall_time": st.floats(0, 10),
+    "faults": st.just({"crash": {"injected": 2, "effective": 1}}),
+}
+
+
+@st.composite
+def result_records(draw: st.DrawFn) -> str:
+    record: dict[str, Any] = {"kind": "seed", "seed": draw(st.one_of(st.integers(0, 9), scalars))}
+    for name in result_fields:
+        choice = draw(st.integers(0, 3))
+        if choice == 1:
+            record[name] = draw(good_values.get(name, st.text(max_size=6)))
+        elif choice == 2:
+            record[name] = draw(json_values)
+    return _json_text(record)
+
+
+@st.composite
+def results_files(draw: st.DrawFn) -> str:
+    header = {
+        "kind": "header",
+        "version": 1,
+        "target": draw(st.one_of(st.just("m:f"), scalars)),
+        "options": draw(st.one_of(st.just({}), json_values)),
+        "seeds": draw(scalars),
+    }
+    lines = [_json_text(header)] if draw(st.booleans()) else []
+    lines += draw(st.lists(st.one_of(result_records(), json_lines), max_size=6))
+    return "\n".join(lines) + "\n"
+
+
+def check_sweep_results(path: Path) -> None:
+    """What `seedbed sweep --resume` does with a results file before and after running."""
+    from seedbed._harness.sweeps._results import check_resumable, read_results
+    from seedbed._harness.sweeps._summary import summarize
+
+    results = read_results(path)
+    summarize(list(results.seeds.values()))
+    check_resumable(path, results, {"target": "m:f", "options": {}})
+
+
+def check_report(path: Path) -> None:
+    """What `seedbed report` does: fold the file and render the page."""
+    from seedbed._harness.report._aggregate import read_results
+    from seedbed._harness.report._page import render
+
+    render(read_results(path), generated_by="fuzz")
+
+
+@FUZZ
+@given(text=results_files())
+def test_results_readers_accept_or_refuse_in_one_line(tmp_path_factory: Any, text: str) -> None:
+    from seedbed._harness.report import ResultsError
+
+    path = Path(tmp_path_factory.mktemp("results")) / "results.jsonl"
+    path.write_text(text)
+    for reader in (check_sweep_results, check_report):
+        try:
+            reader(path)
+        except (UsageError, ResultsError) as exc:
+            assert "\n" not in str(exc)

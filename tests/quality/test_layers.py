@@ -39,8 +39,8 @@ def test_no_cycle_of_imports_crosses_packages() -> None:
 def test_the_layers_are_the_ones_design_md_names() -> None:
     names = [name for layer in LAYERS for name in layer.names]
     assert names == [
-        "__main__", "cli", "pytest_plugin", "sweep", "_view", "_harness", "_lint", "scenario", "check",
-        "faults", "world", "net", "fs", "aio", "_core", "errors",
+        "__main__", "cli", "pytest_plugin", "sweep", "_view", "_harness", "_lint", "scenario",
+        "check", "faults", "world", "net", "fs", "aio", "_core", "errors",
     ]  # fmt: skip
 
 

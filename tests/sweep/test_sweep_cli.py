@@ -55,7 +55,7 @@ def test_the_results_file_has_a_header_and_one_contract_record_per_seed(tmp_path
         assert record["status"] in ("pass", "fail")
         assert record["trace_hash"] and record["steps"] > 0
     failed = next(record for record in seeds if record["seed"] == 7)
-    assert failed["bucket"] == "AssertionError: balance went negative: <n>"
+    assert failed["bucket"] == "AssertionError: balance went negative: <n> (at examples/race.py:41)"
     assert failed["message"] == "balance went negative: -30"
     assert failed["location"] == "examples/race.py:41"
     assert failed["result_digest"] is None
@@ -149,7 +149,7 @@ def test_json_ends_with_one_object_of_totals_and_buckets(tmp_path: Path) -> None
     assert summary["failing_seeds"] == [7, 19, 35, 36]
     [bucket] = summary["buckets"]
     assert bucket["count"] == 4 and bucket["smallest_seed"] == 7
-    assert bucket["bucket"] == "AssertionError: balance went negative: <n>"
+    assert bucket["bucket"] == "AssertionError: balance went negative: <n> (at examples/race.py:41)"
 
 
 @pytest.mark.parametrize("through_uv", [True, False])
@@ -265,12 +265,10 @@ def test_a_failing_scenario_is_bucketed_by_the_invariant_that_fired(tmp_path: Pa
                    "--json", "--out", str(tmp_path))  # fmt: skip
     assert done.returncode == 1, done.stderr
     [bucket] = json.loads(done.stdout.strip().splitlines()[-1])["buckets"]
-    assert (
-        bucket["bucket"]
-        == "InvariantViolation: invariant value_stays_small broke: value reached <n>"
-    )
-    assert (bucket["count"], bucket["smallest_seed"]) == (5, 10)
     line = _line_of("tests/sweep/_scenarios.py", 'assert state["value"] < 3')
+    where = f"tests/sweep/_scenarios.py:{line}"
+    assert bucket["bucket"] == f"InvariantViolation: invariant value_stays_small (at {where})"
+    assert (bucket["count"], bucket["smallest_seed"]) == (5, 10)
     assert bucket["location"] == f"tests/sweep/_scenarios.py:{line}"
     assert bucket["replay"].endswith("seedbed run tests.sweep._scenarios:climbing --seed 10")
 

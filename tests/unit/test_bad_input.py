@@ -93,8 +93,12 @@ def test_replay_compares_as_it_reads_and_stops_at_the_first_divergence(tmp_path:
 
 
 def test_replay_of_an_endless_file_fails_at_once(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="longer than"):
+    with pytest.raises(UsageError, match="not a regular file"):  # refused before it is read
         seedbed.replay(_sleeper, trace="/dev/zero")
+    endless_line = tmp_path / "long.jsonl"  # a regular file: bounded per line instead
+    endless_line.write_bytes(b"x" * (2 << 20))
+    with pytest.raises(UsageError, match="longer than"):
+        seedbed.replay(_sleeper, trace=endless_line)
 
 
 def test_a_cut_trace_is_reported_incomplete_not_nondeterministic(tmp_path: Path) -> None:

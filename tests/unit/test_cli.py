@@ -59,11 +59,12 @@ def test_a_recorded_run_replays_and_a_damaged_trace_is_refused(tmp_path: Path) -
 
 def test_replaying_against_changed_code_reports_the_divergence(tmp_path: Path) -> None:
     trace = tmp_path / "run.jsonl"
-    seedbed("run", RACE, "--seed", "3", "--trace", str(trace))
-    changed = tmp_path / "changed.py"
+    program = tmp_path / "race.py"  # one target, recorded, then edited in place
     source = (REPO / "examples" / "race.py").read_text()
-    changed.write_text(source.replace("uniform(0.001, 0.050)", "uniform(0.002, 0.050)"))
-    done = seedbed("replay", f"{changed}:main", "--trace", str(trace))
+    program.write_text(source)
+    assert seedbed("run", f"{program}:main", "--seed", "3", "--trace", str(trace)).returncode == 0
+    program.write_text(source.replace("uniform(0.001, 0.050)", "uniform(0.002, 0.050)"))
+    done = seedbed("replay", f"{program}:main", "--trace", str(trace))
     assert done.returncode == 1
     assert "recorded:" in done.stderr and "actual:" in done.stderr
 

@@ -37,7 +37,10 @@ def test_a_calm_scenario_returns_the_clients_values_and_its_catalog() -> None:
     assert result.profile is None and result.faults == {}
     assert 5.0 < result.virtual_time < 6.0  # the clients returned: the run ended early
     assert result.steps > 0 and len(result.trace_hash) == 16
-    assert result.assertions == {}  # nothing failed, so no `sometimes` ran
+    # Nothing failed, so no `sometimes` ran; its one invariant held at every check.
+    [(name, entry)] = result.assertions.items()
+    assert name == "invariant answers_never_negative" and entry["kind"] == "invariant"
+    assert entry["evaluated"] == entry["true"] > 0
     json.dumps([result.profile, result.faults, result.assertions])  # JSON-able
 
 

@@ -95,6 +95,7 @@ class ChoiceSession:
         self._queues: dict[tuple[str, str], deque[_Recorded]] = {}
         self._kinds: dict[tuple[str, str], deque[_Recorded]] = {}
         self._passes: list[list[Choice]] = [[]]
+        self._opened: dict[str, None] = {}  # every stream name asked for, in any pass
         self.phase_ended: float | None = None  # when a scenario's fault phase ended (s)
         self._reset_queues()
 
@@ -122,9 +123,16 @@ class ChoiceSession:
             self._passes.append([])
             self._reset_queues()
         self._owners[name] = owner
+        self._opened[name] = None
         if self.replaying:
             return ReplayingStream(name, seed, trace, self)
         return RecordingStream(name, seed, trace, self)
+
+    def unopened(self) -> list[str]:
+        """The replayed streams the run never asked for, sorted: a choice file
+        naming one is damaged or from another program, not a quiet default."""
+        names = {choice.stream for choice in self._source or ()}
+        return sorted(name for name in names if name not in self._opened)
 
     def log(self, stream: str, reason: str, value: Value) -> None:
         record = self._passes[-1]
@@ -146,6 +154,7 @@ class ChoiceSession:
     def recorded(self, stream: str, reason: str) -> Value:
         """The next recorded value for (stream, reason), else for its kind
         (numbers aside), else None (the default)."""
+        self._opened[stream] = None  # a setting's stream is asked here, never opened
         entry = _next(self._queues.get((stream, reason)))
         if entry is None:
             entry = _next(self._kinds.get((stream, _kind(reason))))

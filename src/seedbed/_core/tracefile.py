@@ -1,9 +1,14 @@
 """Trace files: JSON Lines, readable by people and by `replay`, written and read as streams.
 
 Line 1 is a header object: `{"seedbed": VERSION, "python": "3.11.7",
-"seed": 42, "options": {...}}`. Then one JSON array per event, e.g.
-`["time", 1500000000]`, and last an end object `{"end": EVENTS, "hash":
-HEX, "steps": N, "virtual_time_ns": T, "failure": null | "Type: message"}`.
+"seed": 42, "options": {...}, "target": "pkg.mod:main", "digest": HEX}`.
+`target` is there when the CLI recorded the run (`labelled`), so `seedbed
+replay` refuses another target's trace; `digest` is `header_digest` of the
+rest of the header, so an edited or damaged header is refused rather than
+replayed (both keys are optional to the reader: older traces have neither).
+Then one JSON array per event, e.g. `["time", 1500000000]`, and last an end
+object `{"end": EVENTS, "hash": HEX, "steps": N, "virtual_time_ns": T,
+"failure": null | "Type: message"}`.
 A run stopped by Ctrl-C (or SystemExit) ends with `{"end": EVENTS,
 "interrupted": "KeyboardInterrupt"}`; a run killed outright leaves no end line.
 
@@ -27,14 +32,18 @@ defect, never a divergence. Nothing is ever unpickled: the only reader is
 
 from __future__ import annotations
 
+import contextvars
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from seedbed._core import safejson
 from seedbed._core.contract import require
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
@@ -42,6 +51,28 @@ from seedbed.errors import UsageError
 MAX_LINE = 1 << 20  # bytes; seedbed's own lines are far shorter
 FLUSH_EVERY = 1024  # events between flushes of a trace being written
 _WINDOW = 4  # recent events a reader keeps (a replay looks at most one back)
+
+
+_LABELS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "trace_labels", default=None
+)
+
+
+@contextmanager
+def labelled(**labels: Any) -> Iterator[None]:
+    """Every trace written in the block carries `labels` (the CLI's `target`) in its header."""
+    token = _LABELS.set({**(_LABELS.get() or {}), **labels})
+    try:
+        yield
+    finally:
+        _LABELS.reset(token)
+
+
+def header_digest(header: dict[str, Any]) -> str:
+    """16 hex digits of SHA-256 over the header without its digest, keys sorted."""
+    body = {key: value for key, value in header.items() if key != "digest"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class TraceIncomplete(UsageError):
@@ -70,6 +101,8 @@ class TraceWriter:
 
     def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
         self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+        header = {**header, **(_LABELS.get() or {})}
+        header["digest"] = header_digest(header)
         self._out.write(json.dumps(header, sort_keys=True) + "\n")
         self._out.flush()
         self._unflushed = 0
@@ -137,7 +170,21 @@ def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
         raise _bad(path, 1, f"the header's seed must be an int in [0, 2**64), got {seed!r:.40}")
     if not isinstance(header.get("options"), dict):
         raise _bad(path, 1, "the header lacks the run options")
+    if "target" in header and not isinstance(header["target"], str):
+        raise _bad(path, 1, "the header's target is not a string")
+    if "digest" in header and header["digest"] != header_digest(header):
+        raise _bad(path, 1, "the header does not match its digest (it was edited or damaged)")
     return header
+
+
+def check_target(path: str | Path, header: dict[str, Any], target: str) -> None:
+    """Refuse to replay a trace the CLI recorded for another target."""
+    recorded = header.get("target")
+    if recorded is not None and recorded != target:
+        raise UsageError(
+            f"{path} was recorded for target {recorded!r:.200}, not {target!r:.200}: "
+            "replay it with that target, or record this one with `seedbed run --trace`"
+        )
 
 
 def _check_event(path: str | Path, number: int, value: list[Any]) -> Event:
@@ -195,7 +242,10 @@ class RecordedTrace:
     def __init__(self, path: str | Path) -> None:
         self.path = path
         try:
+            regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
             self._file: IO[bytes] = open(path, "rb")  # noqa: SIM115 (closed at the end line)
+        except NotRegular as exc:
+            raise UsageError(f"{exc}") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read the trace file ({exc.strerror})") from None
         first = self._file.readline(MAX_LINE)

@@ -86,7 +86,26 @@ def resolve(target: str) -> Callable[..., Any]:
         return obj  # type: ignore[return-value]
     if not callable(obj):
         raise UsageError(f"target {target!r} is neither a function nor a Scenario")
+    _check_arguments(target, obj)
     return obj  # type: ignore[no-any-return]
+
+
+def _check_arguments(target: str, obj: Callable[..., Any]) -> None:
+    """A target is called with no argument (an async main) or one (the seed):
+    one that needs more is the user's mistake, said before any seed fails on it."""
+    try:
+        parameters = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):  # a builtin or extension without a signature: try it
+        return
+    required = [
+        p.name for p in parameters
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]  # fmt: skip
+    if len(required) > 1:
+        raise UsageError(
+            f"target {target!r} needs {len(required)} arguments ({', '.join(required)}): a target "
+            "takes none (async def main()) or the seed (def build(seed)); give the others defaults"
+        )
 
 
 DEFAULT_MAX_STEPS = 10_000_000  # a plain program's budget under `seedbed run`: about

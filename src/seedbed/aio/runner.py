@@ -270,7 +270,11 @@ def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
             f"{recorded.path}:1: the header's run options are invalid ({exc})"
         ) from None
     checking = Trace(expected=cast(Sequence[Event], recorded.events))
-    outcome = execute(main, recorded.seed, config, checking, None)
+    try:
+        outcome = execute(main, recorded.seed, config, checking, None)
+    except Nondeterminism:  # raised before the run began (the loop's first draws)
+        recorded.raise_if_defective()  # a cut or damaged trace is that, never a divergence
+        raise
     recorded.raise_if_defective()  # the recording stopped the comparison, not the run
     try:
         _compare(recorded, checking, outcome)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
+from seedbed._core.files import NotRegular, regular_file
 from seedbed.check._history import EVENT_TYPES, Event, EventType, History, HistoryError, Status
 from seedbed.check._history import parse_jsonl as _parse_jsonl
 
@@ -332,9 +333,12 @@ def read_txn_history(path: str | Path, model: TxnModel) -> TxnHistory:
     """Read a transaction history file (EDN or JSON Lines)."""
     path = Path(path)
     try:
+        regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise HistoryError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
+    except NotRegular:
+        raise HistoryError(str(path), None, "not a regular file (a device or FIFO)") from None
     except OSError as exc:
         raise HistoryError(str(path), None, exc.strerror or "cannot read") from None
     return parse_txn_history(text, model, str(path))

@@ -34,11 +34,19 @@ def _model_error_line(history: History, error: ModelError) -> str:
     return f"{where}: {error}"
 
 
+# An empty history is bad input, not a verdict: "linearizable" would be
+# vacuously true, and an empty file is far likelier a recorder that wrote
+# nothing (a wrong path, a crash before the first flush) than a check passed.
+_NOTHING = "{path}: the history holds no operations: nothing to check (did the recording run?)"
+
+
 def _check_file(path: str, model_name: str, timeout: float | None, explain: bool) -> Verdict | str:
     """The verdict for one file, or the one-line message describing bad input."""
     history: History | None = None
     try:
         history = read_history(path)
+        if not len(history):
+            return _NOTHING.format(path=path)
         return linearizable(history, MODELS[model_name](), timeout, witness=explain)
     except MemoryError:  # past --max-memory: undecided, like a timeout
         return Verdict(Outcome.UNKNOWN, 0.0)

@@ -6,6 +6,7 @@ replay diverged), 2 bad input, with a one-line message and no traceback.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -27,16 +28,48 @@ class _SeedType(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
-        try:
-            seed = int(str(value), 0)
-        except ValueError:
-            self.fail(f"{value!r} is not a seed: use a non-negative integer like 42 or 0xC0FFEE")
+        text = str(value)
+        # Python's int() reads other scripts' digits ("٣" is 3): a seed copied
+        # from a log must mean one number everywhere, so ASCII only.
+        seed = _ascii_int(text) if text.isascii() else None
+        if seed is None:
+            self.fail(
+                f"{value!r} is not a seed: use ASCII digits like 42 or 007, or hex like 0xC0FFEE"
+            )
         if seed < 0:
             self.fail(f"{value!r} is negative: seeds are non-negative integers")
         return seed
 
 
+def _ascii_int(text: str) -> int | None:
+    """What int() reads of ASCII text: 0x/0o/0b prefixes, and decimal with leading zeros."""
+    for base in (0, 10):  # base 0 refuses "007"; base 10 reads it as 7
+        try:
+            return int(text, base)
+        except ValueError:
+            continue
+    return None
+
+
+class _FiniteFloat(click.ParamType):  # type: ignore[type-arg]
+    """A positive, finite number of seconds: NaN and infinity are refused, not waited on."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds")
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} must be a finite number of seconds above 0, like 30 or 2.5")
+        return number
+
+
 SEED = _SeedType()
+SECONDS = _FiniteFloat()
 
 
 def usage_error(message: str) -> None:

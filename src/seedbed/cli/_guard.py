@@ -8,12 +8,18 @@ a mistake in the user's program:
 - `exit_from_user_code`: a program that calls `sys.exit` or raises
   `KeyboardInterrupt` inside a run gets one line naming what happened, the
   seed and the replay command, and the exit status a failed run has (1), or
-  130 for an interrupt, as shells expect.
+  130 for an interrupt, as shells expect;
+- `os_exit_reported`: a program that calls `os._exit` inside `seedbed run`
+  leaves at once (nothing runs after it, by design), but first one line on
+  stderr says so, with the seed, instead of a silent exit status.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
@@ -48,3 +54,26 @@ def exit_from_user_code(
         err=True,
     )
     sys.exit(EXIT_FAILED)
+
+
+@contextmanager
+def os_exit_reported(target: str, seed: int | None) -> Iterator[None]:
+    """While the block runs, `os._exit(n)` prints one line before it exits with `n`."""
+    real = os._exit
+
+    def reported(status: int) -> NoReturn:
+        where = f"seed={seed}" if seed is not None else "the run"
+        again = f"; replay: seedbed run {target} --seed {seed}" if seed is not None else ""
+        sys.stderr.write(
+            f"os._exit: {target} called os._exit({safe_repr(status, 30)}) inside the run "
+            f"({where}): the run ended with no result; a simulated program returns or "
+            f"raises{again}\n"
+        )
+        sys.stderr.flush()
+        real(status)
+
+    os._exit = reported
+    try:
+        yield
+    finally:
+        os._exit = real

@@ -9,13 +9,15 @@ numbers (or `--json`), the failure with its replay command, exit 1.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+from contextlib import ExitStack
 from typing import Any
 
 import click
 
-from seedbed._core.tracefile import read_trace
+from seedbed._core.tracefile import RecordedTrace, check_target, labelled, read_trace
 from seedbed._harness.explore import explore_options
 from seedbed._harness.shrink import replay_choices
 from seedbed._harness.targets import run_target
@@ -23,7 +25,7 @@ from seedbed.aio import _breakpoint
 from seedbed.aio.runner import replay as replay_run
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SEED, SEED_HELP, describe_value, resolve_or_exit, usage_error
-from seedbed.cli._guard import exit_from_user_code
+from seedbed.cli._guard import exit_from_user_code, os_exit_reported
 from seedbed.errors import Nondeterminism, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import describe_faults
@@ -68,6 +70,9 @@ def run(
         usage_error("run needs --seed N (or --choices FILE, which holds its seed)")
     obj = resolve_or_exit(target)
     try:
+        stack = ExitStack()
+        stack.enter_context(labelled(target=canonical_target(target)))
+        stack.enter_context(os_exit_reported(target, seed))
         _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
         options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
                    **explore_options(**explore)}  # fmt: skip
@@ -85,8 +90,27 @@ def run(
     except (SystemExit, KeyboardInterrupt) as exc:
         exit_from_user_code(exc, target, seed)
     finally:
+        stack.close()
         _breakpoint.request(None)
     _print_outcome(outcome, as_json)
+
+
+def canonical_target(target: str) -> str:
+    """TARGET as a trace header records it: a file target's path made absolute,
+    so the same file named from another folder is the same target."""
+    where, colon, name = target.rpartition(":")
+    if colon and where.endswith(".py"):
+        return f"{os.path.abspath(where)}:{name}"
+    return target
+
+
+def _recorded_for(trace_path: str, target: str) -> None:
+    """Refuse, before running anything, a trace the CLI recorded for another target."""
+    recorded = RecordedTrace(trace_path)
+    try:
+        check_target(trace_path, recorded.header, canonical_target(target))
+    finally:
+        recorded.close()
 
 
 def _print_outcome(outcome: Any, as_json: bool) -> None:
@@ -165,6 +189,7 @@ def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool)
         return
     assert trace_path is not None
     try:
+        _recorded_for(trace_path, target)
         if isinstance(obj, Scenario):
             result = _replay_scenario(obj, trace_path)
         else:

@@ -17,7 +17,7 @@ from seedbed._harness.shrink._story import fault_lines, last_lines, read_events
 from seedbed._harness.shrink._trial import Trial, asyncio_log_off, run_trial
 from seedbed._harness.targets import resolve
 from seedbed.cli._explore import explore_flags
-from seedbed.cli._group import SEED
+from seedbed.cli._group import SECONDS, SEED
 from seedbed.errors import UsageError
 
 
@@ -33,7 +33,7 @@ def _fail(message: str) -> None:
               help="shrink further the run this choice file replays")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False), required=True,
               help="where to write the shrunk choice file (JSON)")  # fmt: skip
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0,
+@click.option("--budget", type=SECONDS, default=60.0,
               show_default=True, help="wall-clock seconds to spend shrinking")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,

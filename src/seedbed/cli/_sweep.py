@@ -12,27 +12,39 @@ from typing import Any
 
 import click
 
+from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.explore import explore_options
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._determinism import check_determinism as check
 from seedbed._harness.sweeps._determinism import report_lines
 from seedbed._harness.sweeps._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
 from seedbed.cli._explore import explore_flags
-from seedbed.cli._group import SEED, usage_error
+from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.errors import UsageError
+
+# A sweep lists its seeds to run before it starts one: past ten million, a
+# typo (an extra digit or twenty) would hang in that list rather than sweep.
+MAX_SEEDS = 10_000_000
+
+
+def _seed_range(first: int, seeds: int) -> None:
+    if first + seeds > SEED_LIMIT:
+        usage_error(f"--first {first} --seeds {seeds} runs past the last seed, 2**64 - 1")
 
 
 @click.command()
 @click.argument("target")
-@click.option("--seeds", type=click.IntRange(min=1), default=100, show_default=True,
-              help="how many seeds to run")  # fmt: skip
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=100,
+              show_default=True, help="how many seeds to run")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="worker processes  [default: one per core]")  # fmt: skip
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="folder for results.jsonl  [default: .seedbed/sweeps/TARGET]")  # fmt: skip
 @click.option("--resume", is_flag=True, help="continue the sweep in --out; skip finished seeds")
-@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+@click.option("--fresh", is_flag=True,
+              help="move results in --out aside (to results.N.jsonl); start again")  # fmt: skip
+@click.option("--seed-timeout", type=SECONDS, default=300.0,
               show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -48,10 +60,11 @@ from seedbed.errors import UsageError
                    "workers (pip install 'seedbed[dask]')")  # fmt: skip
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
-          seed_timeout: float, max_steps: int | None, max_time: float | None, strict: bool,
-          show_traceback: bool, require_sometimes: bool, as_json: bool,
+          fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
+          strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
           scheduler: str | None, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
+    _seed_range(first, seeds)
     try:
         explored = explore_options(**explore)
     except UsageError as exc:
@@ -59,8 +72,9 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
     spec = SweepSpec(
         target, first, seeds, jobs or default_jobs(), Path(out) if out else default_out(target),
         options={"max_steps": max_steps, "max_time": max_time, "strict": strict, **explored},
-        resume=resume, seed_timeout=seed_timeout, as_json=as_json, traceback=show_traceback,
-        require_sometimes=require_sometimes, argv=argv(), scheduler=scheduler,
+        resume=resume, fresh=fresh, seed_timeout=seed_timeout, as_json=as_json,
+        traceback=show_traceback, require_sometimes=require_sometimes, argv=argv(),
+        scheduler=scheduler,
     )  # fmt: skip
     try:
         code = run_sweep(spec)
@@ -72,12 +86,12 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
 
 @click.command("check-determinism")
 @click.argument("target")
-@click.option("--seeds", type=click.IntRange(min=1), default=20, show_default=True,
-              help="how many seeds to check")  # fmt: skip
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEEDS), default=20,
+              show_default=True, help="how many seeds to check")  # fmt: skip
 @click.option("--first", type=SEED, default=0, show_default=True, help="the first seed")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="worker processes per pass  [default: one per core]")  # fmt: skip
-@click.option("--seed-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+@click.option("--seed-timeout", type=SECONDS, default=300.0,
               show_default=True, help="wall-clock seconds one seed may run")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per seed")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -88,6 +102,7 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
                       max_steps: int | None, max_time: float | None, strict: bool,
                       as_json: bool) -> None:  # fmt: skip
     """Run every seed twice, in fresh processes under different hash seeds; compare."""
+    _seed_range(first, seeds)
     options = {"max_steps": max_steps, "max_time": max_time, "strict": strict}
     settings = {"target": target, "options": options, "runner": runner_prefix()}
     try:

@@ -26,6 +26,8 @@ def check_txn_file(
     """The verdict for one file, or the one-line message describing bad input."""
     try:
         history = read_txn_history(path, model)
+        if not len(history):
+            return f"{path}: the history holds no transactions: nothing to check (did it record?)"
         return check_transactions(
             history, consistency=consistency or "strict-serializable", timeout=timeout
         )

@@ -51,7 +51,15 @@ class Oracles:
     ) -> None:
         self._loop = loop
         self._invariants = list(invariants)
+        self._declared = tuple(invariants)
         self._liveness = list(liveness)
+        # The catalog's counts, one integer each and no trace event: every
+        # invariant is evaluated in each round until one breaks (the hot path
+        # counts rounds, not calls), every liveness predicate in each check.
+        self._rounds = 0
+        self._broken: int | None = None  # the invariant that broke, by position
+        self._live_checks = 0
+        self._live_true = [0] * len(self._liveness)
         self._interval = interval
         self._countdown = interval
         self._live: asyncio.Future[None] | None = None
@@ -67,6 +75,9 @@ class Oracles:
 
     def check_invariants(self) -> None:
         """Evaluate every invariant once; the first that breaks fails the run."""
+        if not self._invariants:
+            return
+        self._rounds += 1
         for invariant in self._invariants:  # the hot path: no helper calls while all hold
             failure: Exception | None = None
             try:
@@ -82,11 +93,13 @@ class Oracles:
 
     def _broke(self, invariant: Predicate, why: str, failure: Exception | None) -> None:
         error = InvariantViolation(f"invariant {name_of(invariant)} broke: {why}")
+        error.assertion = f"invariant {name_of(invariant)}"  # its identity: not the why
         where = user_location(failure) if failure is not None else None
         error.location = where or location_of(invariant)  # type: ignore[attr-defined]
         if failure is not None:
             error.__cause__ = failure
         self._loop.trace.emit("invariant broke", name_of(invariant))
+        self._broken = self._invariants.index(invariant)
         self._invariants = []  # the first break is the one reported
         self._loop.driver.fail(error)
 
@@ -98,11 +111,34 @@ class Oracles:
     def still_false(self) -> list[str]:
         """The liveness predicates that do not hold now, with why."""
         false = []
-        for predicate in self._liveness:
+        self._live_checks += 1
+        for index, predicate in enumerate(self._liveness):
             why = evaluate(predicate)
             if why is not None:
                 false.append(f"{name_of(predicate)} ({why})")
+            else:
+                self._live_true[index] += 1
         return false
+
+    def catalog(self) -> dict[str, dict[str, Any]]:
+        """The invariants and liveness predicates as assertion-catalog entries
+        (`RunHooks.assertions`' shape): 'invariant NAME' / 'liveness NAME' ->
+        kind, times evaluated, times true, where declared."""
+        entries: dict[str, dict[str, Any]] = {}
+        for index, invariant in enumerate(self._declared):
+            evaluated = true = self._rounds
+            if self._broken is not None and index > self._broken:
+                evaluated, true = evaluated - 1, true - 1  # not reached in the last round
+            elif index == self._broken:
+                true -= 1  # held in every round but its last
+            entries[f"invariant {name_of(invariant)}"] = _entry(
+                "invariant", evaluated, true, invariant
+            )
+        for predicate, true in zip(self._liveness, self._live_true, strict=True):
+            entries[f"liveness {name_of(predicate)}"] = _entry(
+                "liveness", self._live_checks, true, predicate
+            )
+        return entries
 
     def liveness_reached(self) -> asyncio.Future[None]:
         """A future done once every liveness predicate holds at once."""
@@ -110,3 +146,7 @@ class Oracles:
         if not self.still_false():
             self._live.set_result(None)
         return self._live
+
+
+def _entry(kind: str, evaluated: int, true: int, predicate: Predicate) -> dict[str, Any]:
+    return {"kind": kind, "evaluated": evaluated, "true": true, "location": location_of(predicate)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sysconfig
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,9 +21,16 @@ from seedbed._core.trace import Field
 from seedbed.errors import view_command
 
 LAST_EVENTS = 20
-_LIBRARY_DIRS = (
-    os.path.dirname(asyncio.__file__),
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # seedbed itself
+_LIBRARY_DIRS = tuple(
+    str(Path(folder).resolve()) + os.sep
+    for folder in sorted(
+        {
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # seedbed itself
+            os.path.dirname(asyncio.__file__),
+            sysconfig.get_paths()["stdlib"],
+            sysconfig.get_paths()["platstdlib"],
+        }
+    )
 )
 
 
@@ -41,6 +49,8 @@ class FailureReport:
     location: str | None
     last_events: list[str]
     replay: str
+    # The world's node and client names: masked in the failure's identity.
+    names: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,7 +116,16 @@ def describe_events(events: Iterable[Sequence[Field]], keep: int = LAST_EVENTS) 
 
 
 def user_location(error: BaseException) -> str | None:
-    """'file:line' of the innermost frame of user code in the error's traceback."""
+    """'file:line' of the user's code where the error was raised, or None.
+
+    The one place a failure's user frame is taken (the sweep's records, the
+    failure report and the failure identity all ask here): the `location` an
+    oracle stamped on the error (where an `always` was called, where an
+    invariant or liveness predicate was declared) if any, else the innermost
+    frame of the traceback, or of its cause, that is not seedbed's or the
+    standard library's, so a failed assertion names the user's line, not the
+    loop that ran it.
+    """
     location = getattr(error, "location", None)
     if isinstance(location, str):
         path, _, line = location.rpartition(":")
@@ -124,10 +143,16 @@ def _innermost_user_frame(tb: TracebackType | None) -> str | None:
     found = None
     while tb is not None:
         code = tb.tb_frame.f_code
-        if not code.co_filename.startswith(_LIBRARY_DIRS):
+        if not _is_library(code.co_filename):
             found = f"{relative(code.co_filename)}:{tb.tb_lineno}"
         tb = tb.tb_next
     return found
+
+
+def _is_library(path: str) -> bool:
+    if path.startswith("<"):
+        return True  # <frozen ...>, <string>
+    return path.startswith(_LIBRARY_DIRS) or str(Path(path).resolve()).startswith(_LIBRARY_DIRS)
 
 
 def relative(path: str) -> str:

@@ -355,7 +355,7 @@ class _Run:
             virtual_time=result.virtual_time,
             profile=self.profile.as_dict() if self.profile is not None else None,
             faults=self._faults(),
-            assertions=hooks_of(sim.loop).assertions(),
+            assertions=self._assertions(),
             params=dict(sim.params.drawn),
         )
 
@@ -399,10 +399,16 @@ class _Run:
             )
             first = next(p for p in self.scenario.liveness if name_of(p) in still[0])
             error.location = location_of(first)  # type: ignore[attr-defined]
+            error.assertion = f"liveness {name_of(first)}"  # type: ignore[attr-defined]
             raise error
 
     def _budgets(self) -> dict[str, Any]:
         return {key: value for key, value in self.overrides.items() if key != "replay"}
+
+    def _assertions(self) -> dict[str, dict[str, Any]]:
+        """The run's assertion catalog: its `always`/`sometimes`/... calls and
+        the scenario's invariants and liveness predicates."""
+        return {**hooks_of(self.sim.loop).assertions(), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}
@@ -424,12 +430,13 @@ class _Run:
             profile=self.profile.as_dict() if self.profile is not None else None,
             params=dict(self.sim.params.drawn),
             faults=self._faults(),
-            assertions=hooks_of(self.sim.loop).assertions(),
+            assertions=self._assertions(),
             location=user_location(error),
             last_events=(
                 self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
             ),
             replay=self.replay,
+            names=tuple(node.name for node in self.sim.nodes.all()),
         )
         return error
 

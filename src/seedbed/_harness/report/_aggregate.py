@@ -14,12 +14,15 @@ results-file contract asks of readers.
 
 from __future__ import annotations
 
-import json
 import math
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from seedbed._core import safejson
+from seedbed._core.files import MAX_LINE, NotRegular, regular_file
+from seedbed._harness.sweeps._record import record_identity
 
 STATUSES = ("pass", "fail", "crash", "timeout")
 _STATUS_CODE = {status: code for code, status in enumerate(STATUSES)}
@@ -127,7 +130,7 @@ class Aggregate:
         virtual = record.get("virtual_time")
         self.virtual_times.append(math.nan if virtual is None else virtual)
         if failed:
-            name = record.get("bucket") or f"{record.get('error_type') or status}"
+            name = record_identity(record)
             bucket = self.buckets.get(name)
             if bucket is None:
                 bucket = self.buckets[name] = Bucket(name)
@@ -206,7 +209,9 @@ def _counts(entry: Any, first: str, second: str) -> tuple[int, int]:
     if type(entry) is not dict:
         return 0, 0
     a, b = entry.get(first, 0), entry.get(second, 0)
-    return (a if type(a) is int and a > 0 else 0), (b if type(b) is int and b > 0 else 0)
+    return (a if type(a) is int and 0 < a < _LARGEST else 0), (
+        b if type(b) is int and 0 < b < _LARGEST else 0
+    )
 
 
 def read_results(path: str | Path) -> Aggregate:
@@ -215,7 +220,10 @@ def read_results(path: str | Path) -> Aggregate:
     if file.is_dir():
         file = file / "results.jsonl"
     try:
+        regular_file(file)
         stream = file.open("rb")
+    except NotRegular as exc:
+        raise ResultsError(str(exc)) from None
     except FileNotFoundError:
         message = f"{file}: no such file (pass a sweep's results.jsonl or its directory)"
         raise ResultsError(message) from None
@@ -236,12 +244,17 @@ def read_results(path: str | Path) -> Aggregate:
 
 def _fold(stream: BinaryIO, aggregate: Aggregate) -> None:
     number = 0
-    for number, raw in enumerate(stream, 1):
+    for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE), b""), 1):
+        if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):
+            aggregate.note_malformed(number, f"longer than {MAX_LINE} bytes", raw)
+            while (rest := stream.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass  # the rest of the long line, read and dropped in bounded pieces
+            continue
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except ValueError:
+            record = safejson.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, safejson.BadJSON):
             if not raw.endswith(b"\n"):
                 aggregate.incomplete_last_line = True
                 continue
@@ -277,9 +290,15 @@ def _problem(record: Any) -> str | None:
     if kind != "seed":
         return None if isinstance(kind, str) else 'no "kind"'
     seed = record.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        return '"seed" is not a non-negative integer'
-    if record.get("status") not in _STATUS_CODE:
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        return '"seed" is not an integer in [0, 2**64)'
+    for name in ("error_type", "message", "bucket", "location", "replay"):
+        if not isinstance(record.get(name), str | None):
+            return f'"{name}" is not a string'
+    steps = record.get("steps")
+    if steps is not None and (type(steps) is not int or not 0 <= steps < _LARGEST):
+        return '"steps" is not a non-negative integer'
+    if not isinstance(record.get("status"), str) or record["status"] not in _STATUS_CODE:
         return '"status" is not pass, fail, crash or timeout'
     wall = record.get("wall_time")
     if not _is_time(wall):
@@ -293,10 +312,10 @@ def _problem(record: Any) -> str | None:
     return None
 
 
+_LARGEST = 2**62  # counts and seconds past this are damage (and overflow a float)
+
+
 def _is_time(value: Any) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    if type(value) is int:
+        return 0 <= value < _LARGEST
+    return type(value) is float and math.isfinite(value) and value >= 0

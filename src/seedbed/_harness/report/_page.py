@@ -2,8 +2,10 @@
 
 Every string that came from a run (targets, messages, buckets, locations,
 replay commands, assertion messages, tracebacks, bad lines) passes through
-`_e` (html.escape with quotes) before it reaches the page, and none reaches
-the script: the copy buttons read the command from the page's own text.
+`_e` (html.escape with quotes, and bidirectional controls such as U+202E
+RIGHT-TO-LEFT OVERRIDE shown as visible `<U+202E>`, so a message cannot
+display reversed or reorder the text around it) before it reaches the
+page, and none reaches the script: the copy buttons read the command from the page's own text.
 Long lists are capped (buckets, assertions) with a line saying how many more
 there are, so the page stays small for any size of sweep.
 """
@@ -30,8 +32,12 @@ def _empty(section: str, title: str, text: str) -> str:
     return f'<section id="{section}">{title}<div class="card empty">{text}</div></section>'
 
 
+_BIDI = {code: f"<U+{code:04X}>" for code in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                              *range(0x2066, 0x206A))}  # fmt: skip
+
+
 def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+    return escape(str(value).translate(_BIDI), quote=True)
 
 
 def _pct(part: int, whole: int) -> str:

@@ -3,10 +3,13 @@
     {"kind": "seedbed choices", "version": 1, "target": "pkg.mod:name",
      "seed": 7, "options": {"explore_tasks": true},
      "failure": {"error_type": "...", "bucket": "...", "message": "..."},
+     "digest": "16 hex digits",
      "streams": {"nemesis": [["nemesis: time to next fault", 0.25], ...], ...}}
 
 `streams` holds, per entropy stream, its draws in order as [reason, value]
-pairs; a value is a number, a string (an order "2,0,1", raw bits "0x...") or
+pairs; `digest` is `tracefile.header_digest` of the fields before it, so a
+damaged header is refused (files from before it have none, and still read).
+A value is a number, a string (an order "2,0,1", raw bits "0x...") or
 null (the quiet default). Never pickled; every defect of a file read back is
 a one-line `UsageError` naming the file and what to do.
 """
@@ -19,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.choices import Choice, by_stream, from_streams
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._core.safejson import BadJSON, loads
+from seedbed._core.tracefile import header_digest
 from seedbed.errors import UsageError
 
 KIND = "seedbed choices"
@@ -50,6 +55,7 @@ def write_choices(path: str | Path, saved: ChoiceFile) -> None:
         "options": saved.options,
         "failure": saved.failure,
     }
+    header["digest"] = header_digest(header)
     lines = [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in header.items()]
     streams = []
     for name, pairs in by_stream(saved.choices).items():  # a draw a line: easy to read, diff, edit
@@ -63,8 +69,11 @@ def read_choices(path: str | Path, target: str) -> ChoiceFile:
     """A choice file recorded for `target`; anything else is a one-line `UsageError`."""
     where = f"choices file {str(path)!r}"
     try:
+        regular_file(path)
         with open(path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
+    except NotRegular as exc:
+        raise UsageError(f"{where}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read {where}: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:
@@ -87,6 +96,12 @@ def _check(where: str, document: Any, target: str) -> ChoiceFile:
             f"{where} is version {version!r}; this seedbed reads version {VERSION}: "
             "shrink the failure again with this version"
         )
+    digest = document.get("digest")
+    if digest is not None and digest != header_digest(_header_of(document)):
+        raise UsageError(
+            f"{where}: its header does not match its digest (it was edited or damaged): "
+            "shrink the failure again"
+        )
     recorded = document.get("target")
     if recorded != target:
         raise UsageError(
@@ -103,6 +118,11 @@ def _check(where: str, document: Any, target: str) -> ChoiceFile:
     if failure is not None and not isinstance(failure, dict):
         raise UsageError(f'{where}: "failure" must be an object or null')
     return ChoiceFile(target, seed, from_streams(_streams(where, document)), options, failure)
+
+
+def _header_of(document: dict[str, Any]) -> dict[str, Any]:
+    keys = ("kind", "version", "target", "seed", "options", "failure")
+    return {key: document.get(key) for key in keys}
 
 
 def _streams(where: str, document: dict[str, Any]) -> dict[str, list[list[Any]]]:

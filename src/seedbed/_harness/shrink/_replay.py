@@ -2,7 +2,10 @@
 
 The file's choices replace the run's fresh draws (leniently: a run that
 draws differently falls back to defaults), and the outcome's replay command
-names the file, since the seed alone no longer reproduces the run.
+names the file, since the seed alone no longer reproduces the run. A file
+naming a stream the run never opens is refused after the run: such a stream
+is damage (or another program's), and replaying around it would make a
+shrunk failure "disappear" as a pass.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 from seedbed._core import choices
 from seedbed._harness.shrink._file import read_choices
 from seedbed._harness.targets import name_replay
+from seedbed.errors import UsageError
 
 
 def replay_choices(run: Any, path: str, target: str, seed: int | None,
@@ -22,8 +26,15 @@ def replay_choices(run: Any, path: str, target: str, seed: int | None,
     saved = read_choices(path, target)
     the_seed = saved.seed if seed is None else seed
     merged = {**saved.options, **{k: v for k, v in options.items() if v not in (None, False)}}
-    with choices.session(saved.choices):
+    with choices.session(saved.choices) as session:
         outcome = run(the_seed, **merged)
+    unknown = session.unopened()
+    if unknown:
+        raise UsageError(
+            f"choices file {path!r}: the run never draws from stream "
+            f"{', '.join(repr(name) for name in unknown[:5])}: the file is damaged or was shrunk "
+            "from another version of the program; shrink the failure again"
+        )
     command = f"seedbed run {target} --choices {path}"
     if seed is not None and seed != saved.seed:
         command += f" --seed {seed}"

@@ -1,9 +1,11 @@
 """Minimizing a failing run's choices while the same failure still happens.
 
-The same failure is the sweep's bucket (the error type and first line of the
-message with numbers masked) and, for a broken claim, the problems its
-details name (`Trial.signature`): "history not linearizable" is not traded
-for "transactions not strictly serializable". A candidate list of choices is kept when
+The same failure is the failure's identity, the sweep's bucket
+(`failure_identity`: its kind, the user's file:line, the claim's name or the
+message with ids, numbers, node names and collection order masked) and, for
+a broken claim, the problems its details name (`Trial.signature`): "history
+not linearizable" is not traded for "transactions not strictly
+serializable". A candidate list of choices is kept when
 its run fails so and is simpler: fewer faults, then fewer steps, then fewer
 choices away from their quiet default, then fewer choices. A trial stops one
 step after the best run's failure (past it, it cannot be simpler), or, when

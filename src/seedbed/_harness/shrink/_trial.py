@@ -17,7 +17,7 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
-from seedbed._harness.sweeps._record import error_bucket, first_line, leaf_error, mask_numbers
+from seedbed._harness.sweeps._record import error_bucket, first_line, leaf_error, mask_message
 from seedbed._harness.targets import run_target
 from seedbed.errors import UsageError
 
@@ -41,7 +41,8 @@ class Trial:
 
     @property
     def signature(self) -> tuple[str, str] | None:
-        """What makes two failures the same for a shrinker: the bucket and the
+        """What makes two failures the same for a shrinker: the bucket (the
+        failure's identity, as the sweep groups it: `failure_identity`) and the
         problems a broken claim's details name (see `problems_of`)."""
         if self.failure is None:
             return None
@@ -63,7 +64,7 @@ def failure_of(error: BaseException | None) -> dict[str, Any] | None:
         return None
     leaf = leaf_error(error)
     error_type, message = type(leaf).__name__, first_line(leaf)
-    failure = {"error_type": error_type, "bucket": error_bucket(leaf), "message": message}
+    failure = {"error_type": error_type, "bucket": error_bucket(error), "message": message}
     problems = problems_of(leaf)
     if problems:
         failure["problems"] = problems
@@ -89,7 +90,7 @@ def problems_of(leaf: BaseException) -> str:
     gists = []
     for found in _TEXT_DETAIL.finditer(message[len(claim) :]):
         for sentence in found.group(1)[1:-1].split("; "):
-            gist = mask_numbers(sentence.split(":")[0].split("\\n")[0].strip())
+            gist = mask_message(sentence.split(":")[0].split("\\n")[0].strip())
             if gist.count(" ") >= _WORDS - 1:
                 gists.append(gist)
     return "; ".join(gists)

@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from seedbed._harness.sweeps._record import FAILED
+from seedbed._harness.sweeps._record import FAILED, record_identity
 from seedbed._harness.sweeps._summary import Summary
 from seedbed.errors import view_command
 
@@ -90,7 +90,7 @@ class LiveProgress:
         )
 
     def _announce(self, record: Record) -> None:
-        bucket = str(record.get("bucket"))
+        bucket = record_identity(record)
         if bucket in self._buckets:
             return
         self._buckets.add(bucket)

@@ -29,15 +29,11 @@ from seedbed._core.version import VERSION as SEEDBED_VERSION
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._display import LiveProgress, summary_lines
+from seedbed._harness.sweeps._folder import claim, locked
 from seedbed._harness.sweeps._pool import WorkerPool
-from seedbed._harness.sweeps._results import (
-    VERSION,
-    Results,
-    ResultsWriter,
-    check_resumable,
-    read_results,
-)
+from seedbed._harness.sweeps._results import VERSION, Results, ResultsWriter, read_results
 from seedbed._harness.sweeps._summary import Summary, summarize
+from seedbed.errors import UsageError
 
 Record = dict[str, Any]
 EXIT_INTERRUPTED = {"Ctrl-C": 130, "SIGTERM": 143}
@@ -54,6 +50,7 @@ class SweepSpec:
     out: Path
     options: dict[str, Any] = field(default_factory=dict)  # run options, as in the header
     resume: bool = False
+    fresh: bool = False  # move results already in `out` aside instead of refusing
     seed_timeout: float = 300.0
     as_json: bool = False
     traceback: bool = False
@@ -113,23 +110,27 @@ def _header(spec: SweepSpec) -> Record:
 
 def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWriter]:
     path = spec.results_path
-    if spec.resume and path.exists():
-        previous = read_results(path)
-        check_resumable(path, previous, header)
-        writer = ResultsWriter(path, keep_bytes=previous.whole_bytes)
-    else:
-        previous = Results()
-        writer = ResultsWriter(path, keep_bytes=None)
+    claimed = claim(path, header, resume=spec.resume, fresh=spec.fresh)
+    if claimed.moved_to is not None:
+        click.echo(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
+    writer = ResultsWriter(path, keep_bytes=claimed.keep_bytes)
     writer.append(header)
-    return previous, writer
+    return claimed.previous, writer
 
 
 def run_sweep(spec: SweepSpec) -> int:
     """Run (or resume) a sweep; print progress and the summary; return the exit code.
 
-    A `UsageError` (the target does not import, a damaged results file)
-    propagates after the workers are stopped.
+    The results folder is locked for the whole sweep (one writer at a time).
+    A `UsageError` (the target does not import, a damaged results file, a
+    folder holding other results or locked by another sweep) propagates
+    after the workers are stopped.
     """
+    with locked(spec.out):
+        return _locked_sweep(spec)
+
+
+def _locked_sweep(spec: SweepSpec) -> int:
     header = _header(spec)
     previous, writer = _open_results(spec, header)
     finished = {seed for seed in previous.seeds if seed in spec.seeds}
@@ -141,7 +142,13 @@ def run_sweep(spec: SweepSpec) -> int:
     progress = LiveProgress(spec.count, len(finished), failed)
 
     def on_record(record: Record) -> None:
-        writer.append(record)  # on disk before anyone hears of it
+        try:
+            writer.append(record)  # on disk before anyone hears of it
+        except OSError as exc:  # a full disk, a quota: the seeds before it are safe
+            raise UsageError(
+                f"cannot write {spec.results_path} ({exc.strerror or exc}); every seed before "
+                f"this one is kept: make room, then continue with: {_resume_command(spec)}"
+            ) from None
         progress.seed_done(record)
 
     try:

@@ -6,17 +6,24 @@ Each record goes out in one `write` on a file opened for appending, before the
 sweep reports it, so whatever kills the sweep leaves every reported seed on
 disk. A line cut short by a kill mid-write is dropped on resume (and the file
 trimmed back to the last whole line); any other malformed line is an error
-naming the line. Readers ignore fields and kinds they do not know.
+naming the line. Readers ignore fields and kinds they do not know, but a
+field they do know must have its type (a list where a message belongs, a
+5,000-digit number, nesting past `safejson.MAX_DEPTH`): any other line is a
+one-line error, never a traceback from the code that reads the record later.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._core import safejson
+from seedbed._core.files import MAX_LINE, NotRegular, regular_file
+from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.sweeps._record import STATUSES
 from seedbed.errors import UsageError
 
@@ -36,7 +43,10 @@ class Results:
 def read_results(path: Path) -> Results:
     """Read a results file; refuse a damaged one with the line that is wrong."""
     try:
+        regular_file(path)
         data = path.read_bytes()
+    except NotRegular as exc:
+        raise UsageError(f"{exc}; move it away") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     results = Results()
@@ -52,21 +62,79 @@ def read_results(path: Path) -> Results:
     return results
 
 
+_TEXT = ("error_type", "message", "bucket", "location", "replay", "trace_hash", "result_digest",
+         "traceback", "output")  # fmt: skip
+_TALLIES = {"faults": ("injected", "effective"), "assertions": ("evaluated", "true")}
+_TIMES = ("wall_time", "virtual_time")
+_OBJECTS = ("faults", "assertions", "profile")
+_LARGEST = 2**62  # steps and seconds past this are damage, and would overflow a float sum
+
+
 def _parse(path: Path, number: int, line: bytes) -> Record:
+    if len(line) > MAX_LINE:
+        raise UsageError(
+            f"{path}:{number}: a line longer than {MAX_LINE} bytes; move the file away"
+        )
     try:
-        record = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = safejson.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, safejson.BadJSON) as exc:
         raise UsageError(f"{path}:{number}: not a JSON line ({exc}); move the file away") from None
     if not isinstance(record, dict):
         raise UsageError(f"{path}:{number}: expected a JSON object; move the file away")
-    if record.get("kind") == "seed":
-        seed, status = record.get("seed"), record.get("status")
-        if not isinstance(seed, int) or isinstance(seed, bool) or status not in STATUSES:
-            raise UsageError(
-                f"{path}:{number}: a seed record needs an integer 'seed' and a 'status' "
-                f"of {', '.join(STATUSES)}; move the file away"
-            )
+    problem = _problem(record)
+    if problem is not None:
+        raise UsageError(f"{path}:{number}: {problem}; move the file away")
     return record
+
+
+def _problem(record: Record) -> str | None:
+    """What is wrong with a record's known fields, or None."""
+    kind = record.get("kind")
+    if kind == "header":
+        if not isinstance(record.get("target"), str) or not isinstance(record.get("options"), dict):
+            return "a header needs a string 'target' and an object 'options'"
+        return None
+    if kind != "seed":
+        return None
+    seed, status = record.get("seed"), record.get("status")
+    if type(seed) is not int or not 0 <= seed < SEED_LIMIT or status not in STATUSES:
+        return (
+            f"a seed record needs an integer 'seed' in [0, 2**64) and a 'status' of "
+            f"{', '.join(STATUSES)}"
+        )
+    for name in _TEXT:
+        if not isinstance(record.get(name), str | None):
+            return f"'{name}' must be a string"
+    for name in _TIMES:
+        if not _is_number(record.get(name)):
+            return f"'{name}' must be a number of seconds"
+    steps = record.get("steps")
+    if steps is not None and (type(steps) is not int or not 0 <= steps < _LARGEST):
+        return "'steps' must be a non-negative integer"
+    for name in _OBJECTS:
+        if not isinstance(record.get(name), dict | None):
+            return f"'{name}' must be an object"
+    for name, counts in _TALLIES.items():
+        for entry in (record.get(name) or {}).values():
+            if isinstance(entry, dict) and not _tally_ok(entry, counts):
+                return f"'{name}' holds an entry whose counts are not non-negative integers"
+    return None
+
+
+def _tally_ok(entry: dict[str, Any], counts: tuple[str, ...]) -> bool:
+    """A fault's or assertion's entry: counts are integers, its words are strings."""
+    if not all(isinstance(entry.get(word), str | None) for word in ("kind", "location")):
+        return False
+    return all(type(entry.get(count, 0)) is int and _is_number(entry.get(count, 0))
+               for count in counts)  # fmt: skip
+
+
+def _is_number(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is int:
+        return 0 <= value < _LARGEST
+    return type(value) is float and math.isfinite(value) and value >= 0
 
 
 def _take(results: Results, record: Record) -> None:
@@ -96,6 +164,7 @@ class ResultsWriter:
     def __init__(self, path: Path, *, keep_bytes: int | None) -> None:
         """Open `path` for appending; `keep_bytes=None` starts it afresh."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         self._fd = os.open(path, flags | (os.O_TRUNC if keep_bytes is None else 0), 0o644)
         if keep_bytes is not None:
@@ -104,7 +173,10 @@ class ResultsWriter:
     def append(self, record: Record) -> None:
         data = (json.dumps(record, default=str) + "\n").encode()
         while data:
-            written = os.write(self._fd, data)
+            try:
+                written = os.write(self._fd, data)
+            except OSError as exc:  # name the file: a bare "[Errno 28]" says nothing of where
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
             data = data[written:]
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedbed._harness.sweeps._record import FAILED, relative_location
+from seedbed._harness.sweeps._record import FAILED, record_identity, relative_location
 
 Record = dict[str, Any]
 _HOPEFUL = ("sometimes", "reachable")  # kinds that must be true at least once
@@ -102,7 +102,7 @@ def summarize(records: Iterable[Record]) -> Summary:
 
 
 def _add_to_bucket(buckets: dict[str, Bucket], record: Record) -> None:
-    name = str(record.get("bucket") or record.get("error_type") or record["status"])
+    name = record_identity(record)
     bucket = buckets.get(name)
     if bucket is not None:
         bucket.count += 1  # records come in seed order: the first one is the smallest

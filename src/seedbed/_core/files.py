@@ -1,0 +1,75 @@
+"""Opening the files seedbed reads and replacing the ones it writes, safely.
+
+A reader handed `/dev/zero`, a FIFO or a terminal would read forever (or
+block in `open` waiting for a writer), so every reader asks `regular_file`
+first: it `stat`s the path without opening it and refuses anything but a
+regular file, in one line naming the path. Writers go through
+`replace_file`: the data goes to a temporary file in the same folder, which
+is renamed over the target only if the target is absent or a regular file,
+so a symlink, FIFO or device at the path is refused, never written through
+(as root, `report --html /dev/full` used to replace the device). Standard
+library only: `seedbed.check` reads histories through it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_LINE = 1 << 20  # bytes a reader takes from one line; seedbed writes far shorter ones
+
+
+class NotRegular(OSError):
+    """The path is not a regular file; `str()` is the one-line reason."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def regular_file(path: str | Path) -> None:
+    """Refuse (`NotRegular`) a path that exists and is not a regular file.
+
+    Symlinks are followed for reading (a results file may be linked in);
+    a missing path is left to the caller's own "no such file" message.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegular(f"{path} is {_kind(mode)}, not a regular file: pass a file seedbed wrote")
+
+
+def replace_file(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same folder, renamed into place.
+
+    Refuses (`NotRegular`) when `path` is a symlink, FIFO, device or anything
+    but a regular file: renaming over it would destroy what it is.
+    """
+    target = Path(path)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise NotRegular(f"{target} is {_kind(mode)}: seedbed only replaces regular files")
+    temporary = target.with_name(f".{target.name}.partial")
+    temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
