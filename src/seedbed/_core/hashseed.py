@@ -61,8 +61,8 @@ def warn_once_if_unfixed() -> None:
 
 def _first_caller_outside_seedbed() -> str:
     """file:line of the user's code that started the run, not seedbed's."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # src/seedbed
     frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package + os.sep):
         frame = frame.f_back
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
