@@ -32,8 +32,9 @@ class NetworkConfig:
 
     - `latency_min`/`latency_mean`/`latency_max`: one-way delay per hop,
       drawn per delivery as `min + exponential(mean - min)`, capped at `max`.
-    - `latency_model`: "exponential" (the default: the line above, nothing
-      more) or "tail": real networks' heavy tail. Each link (each direction)
+    - `latency_model`: "tail" (the default): real networks' heavy tail, or
+      "exponential": the line above, nothing more (light-tailed: timing
+      rarely strays far past the mean). Under "tail" each link (each direction)
       draws once a scale in [0.5, 2) for its `mean - min` (asymmetric
       routes and loads); each hop is then `min + scale * exponential(mean -
       min)` capped at `max` as above, except that with
@@ -79,7 +80,7 @@ class NetworkConfig:
     link_latency: Mapping[str | tuple[str, str], tuple[float, float, float]] = field(
         default_factory=dict
     )
-    latency_model: str = "exponential"
+    latency_model: str = "tail"
     latency_tail_probability: float = 0.01
     latency_tail_min: float = 0.02
     latency_tail_max: float = 0.25
