@@ -94,7 +94,8 @@ def reorder_task_steps(
     Plain callbacks keep their positions; the step slots are refilled with
     the tasks in a drawn order (under PCT, by priority), each task's own
     steps in their order, and the steps one callback scheduled in the order
-    it scheduled them (`keep_cause_order`).
+    it scheduled them (`keep_cause_order`). Steps all from one cause have one
+    order: nothing is drawn (except under PCT, which counts the steps).
     """
     require(len(queue) >= n, "a reorder stays within the batch", n=n, queued=len(queue))
     batch = [queue.popleft() for _ in range(n)]
@@ -106,22 +107,46 @@ def reorder_task_steps(
             slots.append(index)
             owners.append(task)
     if len(slots) > 1:
-        steps: dict[asyncio.Task[Any], deque[Any]] = {}  # a lookup by task, never an order
-        for index, task in zip(slots, owners, strict=True):
-            steps.setdefault(task, deque()).append(batch[index])
-        if pct is None:
-            drawn = sched.permutation(len(slots), "order of task steps ready together")
-        else:
-            drawn = pct.order(owners)
         causes = [getattr(batch[index], "cause", -1) for index in slots]
-        order = keep_cause_order(drawn, causes)
-        require(sorted(order) == list(range(len(slots))), "a step order places every step")
-        for slot, chosen in zip(slots, order, strict=True):
-            batch[slot] = steps[owners[chosen]].popleft()
-            if pct is not None:
-                pct.ran(owners[chosen])
-        require(not any(steps.values()), "a reorder keeps every task step exactly once")
+        distinct_causes = len(set(causes))  # a count: no order comes from the set
+        if distinct_causes > 1 or pct is not None:  # PCT counts every step it orders
+            _refill(batch, slots, owners, causes, distinct_causes, sched, pct)
     queue.extendleft(reversed(batch))
+
+
+def _refill(
+    batch: list[Any], slots: list[int], owners: list[asyncio.Task[Any]], causes: list[int],
+    distinct_causes: int, sched: Stream, pct: Pct | None,
+) -> None:  # fmt: skip
+    """`reorder_task_steps`'s draw: the step slots refilled in a drawn order."""
+    if pct is None:
+        drawn = sched.permutation(len(slots), "order of task steps ready together")
+    else:
+        drawn = pct.order(owners)
+    order = drawn if distinct_causes == len(slots) else keep_cause_order(drawn, causes)
+    require(sorted(order) == list(range(len(slots))), "a step order places every step")
+    steps = [batch[index] for index in slots]
+    if len(set(owners)) != len(owners):  # never seen: a task with two steps pending
+        steps = _each_task_in_order(steps, owners, order)
+    for slot, chosen in zip(slots, order, strict=True):
+        batch[slot] = steps[chosen]
+        if pct is not None:
+            pct.ran(owners[chosen])
+
+
+def _each_task_in_order(
+    steps: list[Any], owners: list[asyncio.Task[Any]], order: list[int]
+) -> list[Any]:
+    """Steps rearranged so that wherever `order` places a task's steps, they
+    come in their queue order: only which task fills a slot is drawn."""
+    pending: dict[asyncio.Task[Any], deque[Any]] = {}  # a lookup by task, never an order
+    for step, task in zip(steps, owners, strict=True):
+        pending.setdefault(task, deque()).append(step)
+    placed = list(steps)
+    for chosen in order:
+        placed[chosen] = pending[owners[chosen]].popleft()
+    require(not any(pending.values()), "a reorder keeps every task step exactly once")
+    return placed
 
 
 def keep_cause_order(drawn: list[int], causes: list[int]) -> list[int]:
