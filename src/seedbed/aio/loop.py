@@ -277,6 +277,9 @@ class SeedbedLoop(TaskWatch):
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
                 if timers and timers[0][0] <= clock.now:
+                    if timers[0][0] < entry[0]:
+                        broken("timers leave the heap in deadline order", after=entry[0],
+                               got=timers[0][0])  # fmt: skip
                     heappush(timers, entry)  # several due: the general path orders ties
                     self._collect_due_timers()
                 else:
@@ -495,6 +498,8 @@ class SeedbedLoop(TaskWatch):
                 st.cancelled_timers -= 1
             else:
                 due.append(entry)
+        if due and timers and timers[0][0] < due[0][0]:
+            broken("timers leave the heap in deadline order", after=due[0][0], got=timers[0][0])
         if len(due) > 1:
             if due[-1][0] != due[0][0]:
                 broken("one iteration takes one deadline's timers", first=due[0][0],
