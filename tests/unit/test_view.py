@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _viewworld import HOSTILE, world
+from _viewworld import HOSTILE, history_world, world
 from click.testing import CliRunner
 
 import seedbed
@@ -232,3 +232,55 @@ def test_a_trace_cut_short_is_drawn_up_to_the_cut_and_says_so(
     result = CliRunner().invoke(view, [str(cut), "-o", str(out)])
     assert result.exit_code == 2 and out.exists()
     assert "the page shows the run up to there" in result.output
+
+
+# -- history failures ----------------------------------------------------------------
+
+
+def test_a_history_failure_blames_exactly_its_operations_with_the_explanation(
+    tmp_path: Path,
+) -> None:
+    plain, error = history_world(1, None)
+    traced, _ = history_world(1, tmp_path / "h.trace")
+    assert plain == traced  # the check notes, like every note, are outside the hash
+    assert isinstance(error, seedbed.InvariantViolation)
+    d = build(tmp_path / "h.trace")
+    assert [check["checker"] for check in d.checks] == ["transactions", "linearizability"]
+    w, r = d.lanes.index("w"), d.lanes.index("r")
+    by_check = {
+        check["checker"]: sorted((d.ops[row][0], d.ops[row][3]) for row in check["ops"])
+        for check in d.checks
+    }
+    # Two recorders use the same process names: each check blames its own.
+    assert by_check == {
+        "linearizability": [(w, "write"), (r, "read")],
+        "transactions": [(w, "txn"), (r, "txn")],
+    }
+    blamed = {row for check in d.checks for row in check["ops"]}
+    assert all((op[6] >= 0) == (row in blamed) for row, op in enumerate(d.ops))
+    write_1 = next(op for op in d.ops if op[4].startswith("'p1' write(1)"))
+    assert write_1[6] == -1  # a good operation is not blamed
+    lin = d.checks[1]["text"]
+    assert lin.startswith("not-linearizable\nthese operations cannot be ordered")
+    assert " s)" not in lin.splitlines()[0]  # no wall-clock timing: the file is reproducible
+    assert "G-single-realtime" in d.checks[0]["text"]
+
+
+def test_a_history_checked_outside_a_run_or_read_from_a_file_still_checks(
+    tmp_path: Path,
+) -> None:
+    from seedbed.check import Recorder, linearizable, parse_jsonl, register
+
+    recorder = Recorder(clock=lambda: 0.0)
+    with recorder.operation("p", "write", 1) as op:
+        op.ok(1)
+    with recorder.operation("p", "read") as op:
+        op.ok(0)
+    assert not linearizable(recorder.history, register(0))  # no loop: no notes, no error
+    assert not linearizable(parse_jsonl(recorder.history.to_jsonl()), register(0))
+
+
+def test_two_runs_of_a_history_failure_write_the_same_trace_file(tmp_path: Path) -> None:
+    history_world(1, tmp_path / "a.trace")
+    history_world(1, tmp_path / "b.trace")
+    assert (tmp_path / "a.trace").read_bytes() == (tmp_path / "b.trace").read_bytes()

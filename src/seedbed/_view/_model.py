@@ -62,8 +62,11 @@ class Diagram:
     arrows: list[list[Any]] = field(default_factory=list)
     # [lane, pos_from, pos_to, kind, text]
     spans: list[list[Any]] = field(default_factory=list)
-    # [lane, pos_from, pos_to, f, text, outcome]
+    # [lane, pos_from, pos_to, f, text, outcome, check] check: the index in
+    # `checks` of the history check that blames it, else -1
     ops: list[list[Any]] = field(default_factory=list)
+    # {"checker", "text", "pos", "ops": [indices in ops]}: a history checker's refusal
+    checks: list[dict[str, Any]] = field(default_factory=list)
     failure: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
@@ -75,6 +78,7 @@ class Diagram:
             "arrows": self.arrows,
             "spans": self.spans,
             "ops": self.ops,
+            "checks": self.checks,
             "failure": self.failure,
         }
 
@@ -90,7 +94,8 @@ class _Builder:
         self.number_node: dict[int, int] = {}
         self.datagrams: dict[str, list[Any]] = {}  # ident -> [pos, src, dst, label, held]
         self.open_spans: dict[tuple[int, str, str], int] = {}  # (lane, kind, text) -> pos
-        self.open_ops: dict[str, list[Any]] = {}
+        self.open_ops: dict[tuple[int, str], list[Any]] = {}  # (recorder, process) -> open row
+        self.op_rows: dict[tuple[int, int], int] = {}  # (recorder, invoke index) -> row
 
     # -- positions and lanes ----------------------------------------------
 
@@ -291,15 +296,40 @@ class _Builder:
         return lanes or [0]
 
     def _n_op(self, note: Event) -> None:
+        # ("op", kind, process, f, value, node[, recorder, index]): the last two
+        # since history checks name operations (older traces lack them).
         kind, process, f, value, node = (str(x) for x in note[1:6])
         lane = self.lane(node or WORLD)
+        recorder = int(note[6]) if len(note) >= 8 else -1
         if kind == "invoke":
-            self.open_ops[process] = [lane, self._pos(), f, f"{process} {f}({value})"]
+            pos = self._pos()
+            row: list[Any] = [lane, pos, pos, f, f"{process} {f}({value})", "open", -1]
+            if recorder >= 0:
+                self.op_rows[(recorder, int(note[7]))] = len(self.d.ops)
+            self.d.ops.append(row)
+            self._unanswered(self.open_ops.pop((recorder, process), None), pos)
+            self.open_ops[(recorder, process)] = row
             return
-        opened = self.open_ops.pop(process, None)
-        if opened is not None:
-            lane, start, f, text = opened
-            self.d.ops.append([lane, start, self._pos(), f, f"{text} -> {kind} {value}", kind])
+        row = self.open_ops.pop((recorder, process), None)
+        if row is not None:
+            row[2], row[4], row[5] = self._pos(), f"{row[4]} -> {kind} {value}", kind
+
+    @staticmethod
+    def _unanswered(row: list[Any] | None, pos: int) -> None:
+        """An operation with no response: drawn open until `pos`."""
+        if row is not None:
+            row[2], row[4] = pos, f"{row[4]} -> (no response)"
+
+    def _n_check(self, note: Event) -> None:
+        # ("check", checker, recorder, explanation, "call,call,..."): see `note_check`.
+        checker, recorder, text = str(note[1]), int(note[2]), str(note[3])
+        calls = [int(call) for call in str(note[4]).split(",") if call]
+        number = len(self.d.checks)
+        rows = [row for call in calls if (row := self.op_rows.get((recorder, call))) is not None]
+        for row in rows:
+            if self.d.ops[row][6] < 0:
+                self.d.ops[row][6] = number
+        self.d.checks.append({"checker": checker, "text": text, "pos": self._pos(), "ops": rows})
 
     # -- the end ----------------------------------------------------------------
 
@@ -307,8 +337,8 @@ class _Builder:
         last = max(len(self.d.times) - 1, 0)
         for (lane, kind, text), start in self.open_spans.items():
             self.d.spans.append([lane, start, last, kind, text])
-        for lane, start, _f, text in self.open_ops.values():
-            self.d.ops.append([lane, start, last, _f, f"{text} -> (no response)", "open"])
+        for row in self.open_ops.values():
+            self._unanswered(row, last)
         for sent in self.datagrams.values():
             self.d.arrows.append([sent[0], sent[1], last, sent[2], sent[3], "held"])
         failure = (end or {}).get("failure")

@@ -72,6 +72,10 @@ marker path { fill: #3461c1; }
 .span.disk_fault { fill: #6b4f2a; opacity: 0.2; }
 .op { fill: #2f9e6e; opacity: 0.55; }
 .op.fail { fill: #d64545; } .op.info, .op.open { fill: #9aa3b2; }
+.op.blamed { fill: #d64545; opacity: 0.9; stroke: #7a1010; stroke-width: 2; }
+#checks h3 { font-size: 13px; color: #d64545; margin: 10px 0 4px; unicode-bidi: isolate; }
+pre.explanation { font: 11px/1.35 var(--mono); white-space: pre-wrap; word-break: break-all;
+  background: #fbeaea; padding: 6px; margin: 4px 0 10px; unicode-bidi: isolate; direction: ltr; }
 .density { fill: #3461c1; opacity: 0.35; }
 .failure rect { fill: #d64545; }
 .failure text { fill: #d64545; font-weight: 700; }
@@ -111,7 +115,8 @@ def render(diagram: Diagram, *, generated_by: str) -> str:
         '<span id="window"></span></div><div id="filters"></div></header>'
         '<div class="layout"><div class="board"><div id="lanes"></div>'
         '<svg id="diagram" xmlns="http://www.w3.org/2000/svg"></svg></div>'
-        '<aside><h2>Details</h2><p class="hint">Click an event, arrow or shaded span. '
+        '<aside><div id="checks"></div><h2>Details</h2>'
+        '<p class="hint">Click an event, arrow or shaded span. '
         'Wheel zooms, drag or shift+wheel pans.</p><dl id="details"></dl>'
         f'<p class="hint">{escape(generated_by)}</p></aside></div>'
         f'<script type="application/json" id="trace-data">{embed_json(diagram.as_json())}</script>'

@@ -73,13 +73,15 @@
   }
   function drawOps(group) {
     if (hiddenKinds.has("operations")) return;
-    for (const [lane, a, b, f, text, outcome] of D.ops) {
+    for (const [lane, a, b, f, text, outcome, check] of D.ops) {
       if (hiddenLanes.has(lane) || b < v0 || a > v1) continue;
       const top = y(Math.max(a, v0)), bottom = y(Math.min(b, v1));
-      const rect = el("rect", {x: x(lane) + 10, width: 14, y: top, height: Math.max(bottom - top, 4),
-        class: "op " + outcome}, group);
-      clickable(rect, () => show("operation " + f, lane, a, text,
-        [["responded", "#" + b + " (" + seconds(b) + ")"]]));
+      const blamed = check >= 0 ? D.checks[check] : null;
+      const rect = el("rect", {x: x(lane) + 10, width: blamed ? 18 : 14, y: top,
+        height: Math.max(bottom - top, 4), class: "op " + outcome + (blamed ? " blamed" : "")}, group);
+      const extra = [["responded", "#" + b + " (" + seconds(b) + ")"]];
+      if (blamed) extra.push(["refused by", blamed.checker + " check"], ["why", blamed.text.split("\n")[0] + " (the whole explanation: above)"]);
+      clickable(rect, () => show("operation " + f, lane, a, text, extra));
     }
   }
   function drawArrows(group) {
@@ -231,6 +233,33 @@
     else if (e.key === "ArrowUp") pan(-Math.round((v1 - v0) / 10));
   });
 
+  function checks() {
+    // Each history checker's refusal: its explanation, and a button that
+    // brings the operations it blames (highlighted on the client lanes) into view.
+    const box = document.getElementById("checks");
+    D.checks.forEach((check, number) => {
+      const blamed = D.ops.filter((op) => op[6] === number);
+      const title = document.createElement("h3");
+      title.textContent = clean(`the ${check.checker} check refused the history: ` +
+        `${blamed.length} operations blamed`);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "show-check";
+      button.textContent = "show them on the lanes";
+      button.addEventListener("click", () => {
+        if (!blamed.length) return;
+        const a = blamed.reduce((m, op) => Math.min(m, op[1]), last);
+        const b = blamed.reduce((m, op) => Math.max(m, op[2]), 0);
+        const pad = Math.max(Math.round((b - a) / 10), 5);
+        v0 = a - pad; v1 = b + pad; clampWindow(); render();
+      });
+      const why = document.createElement("pre");
+      why.className = "explanation";
+      why.textContent = check.text.split("\n").map(clean).join("\n");
+      box.append(title, button, why);
+    });
+  }
+
   function filters() {
     const box = document.getElementById("filters");
     const kinds = ["messages", "faults", "operations"];
@@ -263,6 +292,7 @@
     (D.failure ? "failed: " + D.failure.text : end.failure ? "failed: " + end.failure : "passed") +
     (D.meta.defect ? " · " + D.meta.defect : ""));
   filters();
+  checks();
   render();
   window.addEventListener("resize", render);
   document.body.dataset.ready = "1";
