@@ -310,9 +310,9 @@ class _Builder:
             self._unanswered(self.open_ops.pop((recorder, process), None), pos)
             self.open_ops[(recorder, process)] = row
             return
-        row = self.open_ops.pop((recorder, process), None)
-        if row is not None:
-            row[2], row[4], row[5] = self._pos(), f"{row[4]} -> {kind} {value}", kind
+        done = self.open_ops.pop((recorder, process), None)
+        if done is not None:
+            done[2], done[4], done[5] = self._pos(), f"{done[4]} -> {kind} {value}", kind
 
     @staticmethod
     def _unanswered(row: list[Any] | None, pos: int) -> None:
