@@ -284,3 +284,25 @@ def test_two_runs_of_a_history_failure_write_the_same_trace_file(tmp_path: Path)
     history_world(1, tmp_path / "a.trace")
     history_world(1, tmp_path / "b.trace")
     assert (tmp_path / "a.trace").read_bytes() == (tmp_path / "b.trace").read_bytes()
+
+
+def test_the_page_holds_the_diagram_spooled_and_encoded_as_the_script_decodes_it(
+    recorded: Path, tmp_path: Path
+) -> None:
+    kept = build(recorded)  # the columns as lists
+    write_view(recorded, tmp_path / "w.html")  # the columns spooled to disk and encoded
+    page = (tmp_path / "w.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('id="trace-data">')[1].split("</script>")[0])
+    times, now = [], 0
+    for delta in data["dtimes"]:
+        now += delta
+        times.append(now)
+    points, pos = [], 0
+    for step, lane, kind, text in data["points"]:
+        pos += step
+        points.append(
+            [pos, lane, data["kinds"][kind], data["texts"][text] if isinstance(text, int) else text]
+        )
+    assert times == kept.times and points == kept.points and data["arrows"] == kept.arrows
+    assert len(data["texts"]) < len(points)  # repeated texts are held once
+    assert data["ops"] == kept.ops and data["lanes"] == kept.lanes

@@ -3,7 +3,20 @@
 // run reaches the page through textContent (never markup), after `clean`.
 (function () {
   const NS = "http://www.w3.org/2000/svg";
-  const D = JSON.parse(document.getElementById("trace-data").textContent);
+  const data = document.getElementById("trace-data");
+  const D = JSON.parse(data.textContent);
+  data.remove();  // its text (the largest thing on a big run's page) can be freed now
+  D.times = new Float64Array(D.dtimes.length);  // spooled as differences: add them up
+  for (let i = 0, t = 0; i < D.dtimes.length; i++) { t += D.dtimes[i]; D.times[i] = t; }
+  delete D.dtimes;
+  for (let i = 0, pos = 0; i < D.points.length; i++) {  // [dpos, lane, kind number, text (number)]
+    const point = D.points[i];
+    pos += point[0];
+    point[0] = pos;
+    point[2] = D.kinds[point[2]];
+    if (typeof point[3] === "number") point[3] = D.texts[point[3]];
+  }
+  delete D.texts;
   const LANE_W = 150, LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
   const svg = document.getElementById("diagram");
   const details = document.getElementById("details");
