@@ -77,7 +77,8 @@ marker path { fill: #3461c1; }
 .op.blamed { fill: #d64545; opacity: 0.9; stroke: #7a1010; stroke-width: 2; }
 #checks h3 { font-size: 13px; color: #d64545; margin: 10px 0 4px; unicode-bidi: isolate; }
 pre.explanation { font: 11px/1.35 var(--mono); white-space: pre-wrap; word-break: break-all;
-  background: #fbeaea; padding: 6px; margin: 4px 0 10px; unicode-bidi: isolate; direction: ltr; }
+  background: #fbeaea; padding: 6px; margin: 4px 0 10px; unicode-bidi: isolate; direction: ltr;
+  max-height: 260px; overflow: auto; }
 .density { fill: #3461c1; opacity: 0.35; }
 .failure rect { fill: #d64545; }
 .failure text { fill: #d64545; font-weight: 700; }

@@ -17,7 +17,11 @@
     if (typeof point[3] === "number") point[3] = D.texts[point[3]];
   }
   delete D.texts;
-  const LANE_W = 150, LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
+  const LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
+  // Lanes share the board's width (every lane in view), between 80 and 150 pixels each.
+  const board = document.querySelector(".board");
+  const LANE_W = Math.floor(Math.max(80, Math.min(150,
+    ((board.clientWidth || 1000) - LEFT - 20) / D.lanes.length)));
   const svg = document.getElementById("diagram");
   const details = document.getElementById("details");
   const last = Math.max(D.times.length - 1, 1);
@@ -162,7 +166,7 @@
     const g = el("g", {class: "failure", id: "failure"}, group);
     el("rect", {x: LEFT, width: D.lanes.length * LANE_W, y: y(f.pos) - 3, height: 6}, g);
     const label = el("text", {x: LEFT + 4, y: y(f.pos) - 6}, g);
-    label.textContent = clean("failure: " + f.text);
+    label.textContent = clean("failure: " + brief(f.text));
     clickable(g, () => show("failure", 0, f.pos, f.text));
   }
   function drawHeader() {
@@ -301,9 +305,13 @@
 
   const summary = document.getElementById("summary");
   const end = D.meta.end || {};
+  function brief(text) {  // the summary line stays a line: the whole text is in the details
+    const first = String(text).split("\n")[0];
+    return first.length > 220 ? first.slice(0, 217) + "..." : first;
+  }
   summary.textContent = clean(`seed ${D.meta.header.seed} · ${last} events · ` +
-    (D.failure ? "failed: " + D.failure.text : end.failure ? "failed: " + end.failure : "passed") +
-    (D.meta.defect ? " · " + D.meta.defect : ""));
+    (D.failure ? "failed: " + brief(D.failure.text) : end.failure ? "failed: " + brief(end.failure)
+      : "passed") + (D.meta.defect ? " · " + D.meta.defect : ""));
   filters();
   checks();
   render();
