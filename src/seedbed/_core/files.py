@@ -27,6 +27,24 @@ class NotRegular(OSError):
         return str(self.args[0])
 
 
+class WriteFailed(OSError):
+    """A file seedbed writes could not be written (a full disk, a quota, a
+    read-only folder); `str()` is one line naming the file, the reason and
+    what to do. Whatever was written of it has been removed."""
+
+    def __init__(self, path: str | Path, what: str, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(
+            f"cannot write {what} {path}: {reason}; nothing was left there: "
+            "make room (or fix the folder), then run again"
+        )
+        self.errno = cause.errno
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -34,6 +52,14 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def is_regular(path: str | Path) -> bool:
+    """Whether `path` is a regular file itself (a symlink is not)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def regular_file(path: str | Path) -> None:
