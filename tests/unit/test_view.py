@@ -306,3 +306,23 @@ def test_the_page_holds_the_diagram_spooled_and_encoded_as_the_script_decodes_it
     assert times == kept.times and points == kept.points and data["arrows"] == kept.arrows
     assert len(data["texts"]) < len(points)  # repeated texts are held once
     assert data["ops"] == kept.ops and data["lanes"] == kept.lanes
+
+
+def test_view_refuses_to_write_over_a_symlink_or_a_fifo_and_leaves_them_be(
+    recorded: Path, tmp_path: Path
+) -> None:
+    import os
+    import stat
+
+    kept = tmp_path / "kept.txt"
+    kept.write_text("mine")
+    link = tmp_path / "link.html"
+    link.symlink_to(kept)
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    for target, kind in ((link, "a symlink"), (fifo, "a FIFO")):
+        result = CliRunner().invoke(view, [str(recorded), "-o", str(target)])
+        assert result.exit_code == 2 and kind in result.output, result.output
+        assert result.output.count("\n") == 1
+    assert link.is_symlink() and kept.read_text() == "mine"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -76,6 +76,17 @@ def regular_file(path: str | Path) -> None:
         raise NotRegular(f"{path} is {_kind(mode)}, not a regular file: pass a file seedbed wrote")
 
 
+def replaceable(path: str | Path) -> None:
+    """Refuse (`NotRegular`) a path a writer must not rename over: anything that
+    exists and is not a regular file (a symlink, FIFO, device, directory)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegular(f"{path} is {_kind(mode)}: seedbed only replaces regular files")
+
+
 def replace_file(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same folder, renamed into place.
 
@@ -83,12 +94,7 @@ def replace_file(path: str | Path, data: bytes) -> None:
     but a regular file: renaming over it would destroy what it is.
     """
     target = Path(path)
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        raise NotRegular(f"{target} is {_kind(mode)}: seedbed only replaces regular files")
+    replaceable(target)
     temporary = target.with_name(f".{target.name}.partial")
     temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from seedbed._core.files import NotRegular, replaceable
 from seedbed._core.version import VERSION
 from seedbed._view._model import Diagram, build
 from seedbed._view._page import write_page
@@ -36,7 +37,12 @@ def write_view(trace: str | Path, html: str | Path) -> Diagram:
 
 
 def _write(diagram: Diagram, target: Path) -> None:
+    try:
+        replaceable(target)  # never rename over a symlink, FIFO or device
+    except NotRegular as exc:
+        raise UsageError(f"{exc}; pass -o a path to a new or regular file") from None
     temporary = target.with_name(f".{target.name}.partial")
+    temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
     try:
         with temporary.open("w", encoding="utf-8") as out:
             write_page(diagram, out, generated_by=f"seedbed {VERSION} view")
