@@ -326,3 +326,26 @@ def test_view_refuses_to_write_over_a_symlink_or_a_fifo_and_leaves_them_be(
         assert result.output.count("\n") == 1
     assert link.is_symlink() and kept.read_text() == "mine"
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_refused_history_whose_values_cannot_be_shown_still_gets_its_verdict(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from seedbed.check import Recorder, linearizable, register
+
+    async def main() -> bool:
+        recorder = Recorder()
+        with recorder.operation("p", "write", 1) as op:
+            await asyncio.sleep(0.01)
+            op.ok(1)
+        with recorder.operation("p", "read") as op:
+            await asyncio.sleep(0.01)
+            op.ok(10**5000)  # its repr raises: past the interpreter's digit limit
+        return bool(linearizable(recorder.history, register(0)))
+
+    trace = tmp_path / "huge.trace"
+    assert seedbed.run(main, seed=1, trace=trace).value is False
+    (check,) = build(trace).checks
+    assert "the history was refused (its explanation failed" in check["text"]

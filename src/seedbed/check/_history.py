@@ -341,17 +341,24 @@ _EXPLANATION_LIMIT = 4000
 _TIMING = re.compile(r" \(([^()]*?)(?:, )?\d+\.\d+ s\)$")
 
 
-def note_check(history: History, checker: str, explanation: str, calls: Iterable[int]) -> None:
-    """Note, for `seedbed view`, that `checker` refused `history` and which
-    operations (by their invocation's event index) it blames.
+def note_check(
+    history: History, checker: str, explain: Callable[[], str], calls: Iterable[int]
+) -> None:
+    """Note, for `seedbed view`, that `checker` refused `history`, why
+    (`explain()`) and which operations (by their invocation's event index) it blames.
 
     Only for a history recorded in this run (its recorder's events are in the
-    notes); outside the hash, like every note. The explanation's wall-clock
-    timing is left out, so the trace file stays the same from run to run.
+    notes), so the explanation costs nothing elsewhere; outside the hash,
+    like every note. The explanation's wall-clock timing is left out, so the
+    trace file stays the same from run to run.
     """
     notes, noted = _loop_notes(), history._noted_as
     if notes is None or noted is None or noted[0] is not notes:
         return
+    try:
+        explanation = explain()
+    except Exception as exc:  # a value whose repr fails: the check's verdict still stands
+        explanation = f"{checker}: the history was refused (its explanation failed: {exc!r:.200})"
     first, _, rest = explanation.partition("\n")
     first = _TIMING.sub(lambda m: f" ({m[1]})" if m[1] else "", first)
     text = (first + ("\n" + rest if rest else ""))[:_EXPLANATION_LIMIT]
@@ -360,7 +367,12 @@ def note_check(history: History, checker: str, explanation: str, calls: Iterable
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    """The value as a note shows it: its repr, cut; one whose repr fails (an int
+    past the interpreter's digit limit) is named by its type, never raised."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -211,5 +211,5 @@ def linearizable(
         events,
     )
     blamed = smallest or part  # without a witness, the whole part that failed
-    note_check(events, "linearizability", verdict.explain(), (op.call for op in blamed))
+    note_check(events, "linearizability", verdict.explain, (op.call for op in blamed))
     return verdict

@@ -200,7 +200,7 @@ def check_transactions(
     )
     if outcome is TxnOutcome.INVALID and isinstance(history, History):
         blamed = (txns.txns[t].call for a in anomalies if _rules_out(a, wanted) for t in a.txns)
-        note_check(history, "transactions", verdict.explain(), blamed)
+        note_check(history, "transactions", verdict.explain, blamed)
     return verdict
 
 
