@@ -50,6 +50,7 @@ def test_a_planted_bug_shrinks_to_fewer_faults_and_steps(shrunk_file: tuple[Path
     assert after_steps < before_steps
     assert "faults, by virtual time:" in printed and "crash server" in printed
     assert "last 12 events before the failure:" in printed
+    assert f"view it as a diagram: seedbed view {COUNTER} --choices " in printed
 
 
 def test_the_shrunk_file_replays_the_same_failure(shrunk_file: tuple[Path, str]) -> None:

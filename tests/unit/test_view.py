@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _viewworld import HOSTILE, world
+from _viewworld import HOSTILE, history_world, world
 from click.testing import CliRunner
 
 import seedbed
@@ -245,3 +245,120 @@ def test_a_trace_cut_short_is_drawn_up_to_the_cut_and_says_so(
     result = CliRunner().invoke(view, [str(cut), "-o", str(out)])
     assert result.exit_code == 2 and out.exists()
     assert "the page shows the run up to there" in result.output
+
+
+# -- history failures ----------------------------------------------------------------
+
+
+def test_a_history_failure_blames_exactly_its_operations_with_the_explanation(
+    tmp_path: Path,
+) -> None:
+    plain, error = history_world(1, None)
+    traced, _ = history_world(1, tmp_path / "h.trace")
+    assert plain == traced  # the check notes, like every note, are outside the hash
+    assert isinstance(error, seedbed.InvariantViolation)
+    d = build(tmp_path / "h.trace")
+    assert [check["checker"] for check in d.checks] == ["transactions", "linearizability"]
+    w, r = d.lanes.index("w"), d.lanes.index("r")
+    by_check = {
+        check["checker"]: sorted((d.ops[row][0], d.ops[row][3]) for row in check["ops"])
+        for check in d.checks
+    }
+    # Two recorders use the same process names: each check blames its own.
+    assert by_check == {
+        "linearizability": [(w, "write"), (r, "read")],
+        "transactions": [(w, "txn"), (r, "txn")],
+    }
+    blamed = {row for check in d.checks for row in check["ops"]}
+    assert all((op[6] >= 0) == (row in blamed) for row, op in enumerate(d.ops))
+    write_1 = next(op for op in d.ops if op[4].startswith("'p1' write(1)"))
+    assert write_1[6] == -1  # a good operation is not blamed
+    lin = d.checks[1]["text"]
+    assert lin.startswith("not-linearizable\nthese operations cannot be ordered")
+    assert " s)" not in lin.splitlines()[0]  # no wall-clock timing: the file is reproducible
+    assert "G-single-realtime" in d.checks[0]["text"]
+
+
+def test_a_history_checked_outside_a_run_or_read_from_a_file_still_checks(
+    tmp_path: Path,
+) -> None:
+    from seedbed.check import Recorder, linearizable, parse_jsonl, register
+
+    recorder = Recorder(clock=lambda: 0.0)
+    with recorder.operation("p", "write", 1) as op:
+        op.ok(1)
+    with recorder.operation("p", "read") as op:
+        op.ok(0)
+    assert not linearizable(recorder.history, register(0))  # no loop: no notes, no error
+    assert not linearizable(parse_jsonl(recorder.history.to_jsonl()), register(0))
+
+
+def test_two_runs_of_a_history_failure_write_the_same_trace_file(tmp_path: Path) -> None:
+    history_world(1, tmp_path / "a.trace")
+    history_world(1, tmp_path / "b.trace")
+    assert (tmp_path / "a.trace").read_bytes() == (tmp_path / "b.trace").read_bytes()
+
+
+def test_the_page_holds_the_diagram_spooled_and_encoded_as_the_script_decodes_it(
+    recorded: Path, tmp_path: Path
+) -> None:
+    kept = build(recorded)  # the columns as lists
+    write_view(recorded, tmp_path / "w.html")  # the columns spooled to disk and encoded
+    page = (tmp_path / "w.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('id="trace-data">')[1].split("</script>")[0])
+    times, now = [], 0
+    for delta in data["dtimes"]:
+        now += delta
+        times.append(now)
+    points, pos = [], 0
+    for step, lane, kind, text in data["points"]:
+        pos += step
+        points.append(
+            [pos, lane, data["kinds"][kind], data["texts"][text] if isinstance(text, int) else text]
+        )
+    assert times == kept.times and points == kept.points and data["arrows"] == kept.arrows
+    assert len(data["texts"]) < len(points)  # repeated texts are held once
+    assert data["ops"] == kept.ops and data["lanes"] == kept.lanes
+
+
+def test_view_refuses_to_write_over_a_symlink_or_a_fifo_and_leaves_them_be(
+    recorded: Path, tmp_path: Path
+) -> None:
+    import os
+    import stat
+
+    kept = tmp_path / "kept.txt"
+    kept.write_text("mine")
+    link = tmp_path / "link.html"
+    link.symlink_to(kept)
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    for target, kind in ((link, "a symlink"), (fifo, "a FIFO")):
+        result = CliRunner().invoke(view, [str(recorded), "-o", str(target)])
+        assert result.exit_code == 2 and kind in result.output, result.output
+        assert result.output.count("\n") == 1
+    assert link.is_symlink() and kept.read_text() == "mine"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_refused_history_whose_values_cannot_be_shown_still_gets_its_verdict(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from seedbed.check import Recorder, linearizable, register
+
+    async def main() -> bool:
+        recorder = Recorder()
+        with recorder.operation("p", "write", 1) as op:
+            await asyncio.sleep(0.01)
+            op.ok(1)
+        with recorder.operation("p", "read") as op:
+            await asyncio.sleep(0.01)
+            op.ok(10**5000)  # its repr raises: past the interpreter's digit limit
+        return bool(linearizable(recorder.history, register(0)))
+
+    trace = tmp_path / "huge.trace"
+    assert seedbed.run(main, seed=1, trace=trace).value is False
+    (check,) = build(trace).checks
+    assert "the history was refused (its explanation failed" in check["text"]
