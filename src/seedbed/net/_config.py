@@ -42,8 +42,15 @@ class NetworkConfig:
       [`latency_tail_min`, `latency_tail_max`) (a retransmission, a queue
       behind a burst, a stalled switch). A stream's bytes still arrive in
       order: a segment never overtakes the one ahead of it (head-of-line
-      blocking), while datagrams may overtake each other. Quantiles are in
-      the README's fault-profile section.
+      blocking), while datagrams may overtake each other. One-way hop
+      quantiles in milliseconds (100,000 hops over 20 seeds):
+
+      | model                              | p50   | p90  | p99 | p99.9 | max   |
+      |------------------------------------|-------|------|-----|-------|-------|
+      | "tail" (the default)               | 0.924 | 2.12 | 5   | 198   | 249   |
+      | "exponential"                      | 0.847 | 1.65 | 2.81| 4.06  | 5     |
+      | swarm's LAN, 3% spikes             | 0.181 | 0.591| 111 | 232   | 250   |
+      | swarm's WAN, 3% spikes             | 36.3  | 118  | 597 | 953   | 1000  |
     - `loss_probability`, `duplicate_probability`: per datagram. Streams are
       reliable while connected: they never lose or duplicate bytes.
     - `partition_reset_timeout`: a stream whose traffic a partition drops
