@@ -208,9 +208,8 @@ def test_exploration_flags_reach_the_loop_and_the_replay_command() -> None:
                    "--pct-depth", "2", "--clock-resolution", "0.01")  # fmt: skip
     plain = seedbed("run", RACE, "--seed", "7")
     assert done.returncode in (0, 1), done.stderr
-    assert (done.stdout + done.stderr).split(" steps=")[0] != (
-        plain.stdout + plain.stderr
-    ).split(" steps=")[0]  # another order
+    ran, ran_plain = done.stdout + done.stderr, plain.stdout + plain.stderr
+    assert ran.split(" steps=")[0] != ran_plain.split(" steps=")[0]  # another order
     flags = "--no-explore-tasks --clock-resolution 0.01 --strategy pct --pct-depth 2"
     assert flags in done.stderr or done.returncode == 0
 
