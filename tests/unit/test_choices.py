@@ -182,9 +182,10 @@ def test_a_setting_is_the_given_value_unless_a_replay_cuts_it() -> None:
 
 
 def test_recording_a_scenario_changes_nothing_it_runs_or_hashes() -> None:
-    plain, _ = ledger.execute(7, last_events=False)
+    seed = next(s for s in range(30) if ledger.execute(s, last_events=False)[0] is not None)
+    plain, _ = ledger.execute(seed, last_events=False)  # a seed the planted bug spares
     with session() as made:
-        recorded, _ = ledger.execute(7, last_events=False)
+        recorded, _ = ledger.execute(seed, last_events=False)
     assert plain is not None and recorded is not None
     assert (recorded.trace_hash, recorded.steps) == (plain.trace_hash, plain.steps)
     drawn = {(c.stream, c.reason, c.value) for c in made.choices}

@@ -47,8 +47,9 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
     from examples.kvstore import scenarios
     from playwright.sync_api import sync_playwright
 
-    _, error = scenarios.bug_ack_before_fsync.execute(5, trace=tmp_path / "kv.trace")
-    assert error is not None  # the planted bug's known failing seed
+    seed = next(s for s in range(40) if scenarios.bug_ack_before_fsync.execute(s)[1])
+    _, error = scenarios.bug_ack_before_fsync.execute(seed, trace=tmp_path / "kv.trace")
+    assert error is not None  # the planted bug's first failing seed
     write_view(tmp_path / "kv.trace", tmp_path / "kv.html")
     world(3, tmp_path / "hostile.trace", server=HOSTILE, message=HOSTILE)
     write_view(tmp_path / "hostile.trace", tmp_path / "hostile.html")
