@@ -2,7 +2,8 @@
 
 One test per page: its examples run in order, in one namespace (a later
 block may use what an earlier one defined, as a reader would), in a fresh
-working directory where `examples/` is the repository's. A ```python block
+working directory where `examples/` is the repository's and `seedbed/` a
+clone of it. A ```python block
 runs in this process; a ```sh block runs in bash, line by line, and each
 command must exit 0 unless its line ends in `# exits N`. A block after
 `<!-- skip: next "why" -->` is not run: only commands that take minutes
@@ -101,6 +102,7 @@ def test_every_example_on_the_page_runs(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "examples").symlink_to(REPO / "examples")
+    (tmp_path / "seedbed").symlink_to(REPO)  # a clone beside the reader's project
     monkeypatch.chdir(tmp_path)
     document = SYBIL.parse(page)
     for example in document:

@@ -57,7 +57,7 @@ def _seed_range(first: int, seeds: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
-                   "workers (pip install 'seedbed[dask]')")  # fmt: skip
+                   "workers (needs dask.distributed: pip install 'dask[distributed]')")  # fmt: skip
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
