@@ -38,9 +38,8 @@ def _table(dotted: str) -> str:
         if not item.init:
             continue
         default = _default(item)
-        rows.append(
-            f"| `{item.name}` | `{_type(item.type)}` | `{default!r}` | {_accepts(cls, item, default)} |"
-        )
+        accepts = _accepts(cls, item, default)
+        rows.append(f"| `{item.name}` | `{_type(item.type)}` | `{default!r}` | {accepts} |")
     return "\n".join(rows)
 
 
@@ -53,7 +52,11 @@ def _default(item: dataclasses.Field[Any]) -> Any:
 
 
 def _type(annotation: object) -> str:
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    text = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", repr(annotation))
+    )
     return str(text).replace("|", "\\|")
 
 
