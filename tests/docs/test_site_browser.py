@@ -46,8 +46,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_site_builds_with_a_page_for_every_part(site: Path) -> None:
-    pages = ["index.html", "tutorials/virtual-time.html", "reference/cli.html", "reference/api.html",
-             "reference/configs.html", "explanation/shrinking.html"]  # fmt: skip
+    pages = [
+        "index.html",
+        "tutorials/virtual-time.html",
+        "reference/cli.html",
+        "reference/api.html",
+        "reference/configs.html",
+        "explanation/shrinking.html",
+    ]
+    # fmt: skip
     for page in pages:
         assert (site / page).is_file(), page
     cli = (site / "reference" / "cli.html").read_text()
