@@ -54,7 +54,6 @@ def test_the_site_builds_with_a_page_for_every_part(site: Path) -> None:
         "reference/configs.html",
         "explanation/shrinking.html",
     ]
-    # fmt: skip
     for page in pages:
         assert (site / page).is_file(), page
     cli = (site / "reference" / "cli.html").read_text()
