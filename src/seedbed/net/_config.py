@@ -42,7 +42,7 @@ class NetworkConfig:
       behind a burst, a stalled switch). A stream's bytes still arrive in
       order: a segment never overtakes the one ahead of it (head-of-line
       blocking), while datagrams may overtake each other. Quantiles are in
-      the README's fault-profile section.
+      docs/explanation/measurements.md (Latency models).
     - `loss_probability`, `duplicate_probability`: per datagram. Streams are
       reliable while connected: they never lose or duplicate bytes.
     - `partition_reset_timeout`: a stream whose traffic a partition drops
