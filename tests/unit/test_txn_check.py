@@ -329,7 +329,10 @@ def test_deep_nesting_does_not_recurse() -> None:
 def elle(name: str) -> Path:
     path = ELLE / name
     if not path.exists():
-        pytest.skip(f"shared data absent: {path} (see the brief: ../shared/data/elle)")
+        pytest.skip(
+            f"Elle's test histories are not at {path}: they are not part of the "
+            "repository (copy Elle's histories/ folder there to run these)"
+        )
     return path
 
 

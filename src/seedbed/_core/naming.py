@@ -90,10 +90,16 @@ def replay_command(
 
 
 def _flags(options: dict[str, Any]) -> str:
-    return "".join(
-        f" {RUN_FLAGS[key]}" if value is True else f" {RUN_FLAGS[key]} {value}"
-        for key, value in options.items()
-    )
+    """The flags as the command line takes them: a switch is there or not (`--strict`,
+    never `--strict False`, which click reads as a stray argument), a value follows
+    its flag, and an option left unset (None) is left out."""
+    words = []
+    for key, value in options.items():
+        if value is True:
+            words.append(f" {RUN_FLAGS[key]}")
+        elif value is not False and value is not None:
+            words.append(f" {RUN_FLAGS[key]} {value}")
+    return "".join(words)
 
 
 def describe_scenario(scenario: Any) -> str | None:
