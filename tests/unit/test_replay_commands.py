@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from seedbed._core.naming import replay_command
 from seedbed.cli import cli
 
-PROGRAM = '''
+PROGRAM = """
 import asyncio, os, time
 import seedbed
 from seedbed import FaultProfile, Scenario
@@ -66,7 +66,7 @@ def _never():
 
 scenario_invariant = Scenario("inv", _setup, duration=2.0, invariants=[_never])
 scenario_liveness = Scenario("live", _setup, duration=2.0, liveness=[_never], liveness_timeout=1.0)
-'''
+"""
 
 KINDS = [
     ("invariant", []),
