@@ -300,6 +300,34 @@ def test_break_at_the_failing_step_stops_in_the_failing_node(tmp_path: Path) -> 
     assert facts["frame_function"] == "b"  # b's coroutine frame, suspended at its await
 
 
+SCENARIO = """
+import asyncio
+from seedbed import Scenario
+
+async def idle():
+    await asyncio.sleep(1)
+
+def setup(sim):
+    sim.client("c1", idle)
+
+def never():
+    return False
+
+breaks = Scenario("breaks", setup, duration=1.0, invariants=[never])
+"""
+
+
+def test_break_at_stops_once_though_the_report_runs_the_seed_again(tmp_path: Path) -> None:
+    (tmp_path / "breaking.py").write_text(SCENARIO)
+    out = tmp_path / "break.jsonl"
+    target = f"{tmp_path / 'breaking.py'}:breaks"
+    stopped = seedbed_cli("run", target, "--seed", "3", "--break-at", "1", out=out)
+    assert stopped.returncode == 1, stopped.stderr
+    assert "InvariantViolation: invariant never broke" in stopped.stderr
+    assert stopped.stdout.count("seedbed: stopped before step") == 1
+    assert len(out.read_text().splitlines()) == 1
+
+
 def test_break_at_a_virtual_time_and_bad_values(tmp_path: Path) -> None:
     out = tmp_path / "break.jsonl"
     done = seedbed_cli("run", "examples.race:main", "--seed", "7", "--break-at", "0.5s", out=out)

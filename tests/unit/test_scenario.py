@@ -82,7 +82,7 @@ def test_liveness_failure_names_only_the_predicates_still_false() -> None:
     with pytest.raises(LivenessFailure) as info:
         _scenarios.stuck.run(seed=0)
     message = info.value.message
-    assert "1 property still false 5s after the faults stopped: never_ready (returned false)" in (
+    assert "1 property still false 5s after the faults stopped: never_ready (returned False)" in (
         message
     )
     assert "ready (" not in message.replace("never_ready (", "")
@@ -287,3 +287,36 @@ def test_a_usage_error_raised_while_the_world_runs_fails_that_seed_only() -> Non
     assert "UsageError: value 7 is written to key 'k' more than once" in str(error)
     with pytest.raises(seedbed.UsageError):  # before the world runs: the target's error
         Scenario("broken", lambda sim: sim.client("c", 42), duration=1.0).execute(3)
+
+
+def _forgot_to_return() -> None:
+    """An invariant whose author forgot `return True`."""
+
+
+def test_an_invariant_returning_none_says_so_and_what_it_must_return() -> None:
+    async def idle() -> None:
+        await asyncio.sleep(1)
+
+    def setup(sim: Simulation) -> None:
+        sim.client("c1", idle)
+
+    scenario = Scenario("forgetful", setup, duration=1.0, invariants=[_forgot_to_return])
+    with pytest.raises(InvariantViolation) as info:
+        scenario.run(seed=0)
+    assert (
+        "invariant _forgot_to_return broke: returned None, not True: an invariant must "
+        "return True when it holds (or raise AssertionError with a message)"
+    ) in info.value.message
+
+
+def test_a_liveness_predicate_returning_a_count_says_what_it_returned() -> None:
+    async def idle() -> None:
+        await asyncio.sleep(1)
+
+    def setup(sim: Simulation) -> None:
+        sim.client("c1", idle)
+
+    scenario = Scenario("count", setup, duration=1.0, liveness=[lambda: 0], liveness_timeout=1.0)
+    with pytest.raises(LivenessFailure) as info:
+        scenario.run(seed=0)
+    assert "returned 0, not True: a liveness predicate must return True" in info.value.message

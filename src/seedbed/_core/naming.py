@@ -98,8 +98,12 @@ def _flags(options: dict[str, Any]) -> str:
 
 
 def _flag(key: str, value: Any) -> str:
-    """One option as its flag: a boolean as its on or off switch (an off
-    value with no off switch is the default, so it is left out)."""
+    """One option as the command line takes it: a switch is there or not
+    (`--strict`, never `--strict False`, which click reads as a stray
+    argument), an off value has its off switch or is the default and is left
+    out, a value follows its flag, and an option left unset (None) is left out."""
+    if value is None:
+        return ""
     if value is True:
         return f" {RUN_FLAGS[key]}"
     if value is False:
