@@ -17,6 +17,11 @@ import sys
 
 def count_instructions(args: list[str]) -> int:
     """Instructions callgrind counts for `python ARGS...` in a fresh process."""
+    return count_with_output(args)[0]
+
+
+def count_with_output(args: list[str]) -> tuple[int, str]:
+    """(instructions, stdout) of `python ARGS...` under callgrind in a fresh process."""
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *args]
@@ -25,4 +30,4 @@ def count_instructions(args: list[str]) -> int:
     found = re.search(r"Collected : ([\d,]+)", proc.stderr)
     if proc.returncode or not found:
         raise SystemExit(f"callgrind run of {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return int(found.group(1).replace(",", "")), proc.stdout

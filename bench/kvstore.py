@@ -14,6 +14,16 @@ It reports; it never gates. Wall-clock figures on a shared machine are noisy:
 compare the two sides of one run, not runs of different days.
 
     PYTHONHASHSEED=0 python bench/kvstore.py [--seeds 3] [--seconds 5]
+    PYTHONHASHSEED=0 python bench/kvstore.py --layers [--seeds 10]
+    python bench/kvstore.py --instructions [--seeds 2]
+
+`--layers` prints the CPU share of each layer (the store, seedbed's loop,
+network, disk, checks, trace, entropy, stdlib asyncio...) from a sampling
+profile of happy-path runs (see `_layers.py`). `--instructions` prints the
+instructions callgrind counts per client operation: the difference between
+a process running seeds 0..N and one running seed 0 alone, over the
+operations of seeds 1..N, so start-up and first-run warm-up cancel out. It
+repeats exactly, whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -32,6 +42,9 @@ sys.path.insert(0, str(ROOT))
 from examples.kvstore import scenarios  # noqa: E402
 from examples.kvstore.local import LocalGroup  # noqa: E402
 from examples.kvstore.workload import Workload  # noqa: E402
+
+from _callgrind import count_with_output  # noqa: E402
+from _layers import Sampler  # noqa: E402
 
 TARGET = 100.0  # virtual seconds per wall second (issue 13)
 
@@ -96,7 +109,47 @@ def production(seconds: float) -> float:
         return asyncio.run(_drive(group, seconds))
 
 
+def layers(seeds: int) -> None:
+    """Print each layer's share of happy_path's CPU over `seeds` seeds."""
+    sampler = Sampler()
+    operations = 0
+    started = time.process_time()
+    with sampler.running():
+        for seed in range(seeds):
+            result = scenarios.happy_path.run(seed)
+            operations += sum(result.values.values())
+    cpu = time.process_time() - started
+    print(
+        f"happy_path seeds 0-{seeds - 1}: {operations} operations, {cpu:.2f} CPU s, "
+        f"{sum(sampler.counts.values())} samples"
+    )
+    print("| layer | CPU share |")
+    print("|---|---|")
+    for name, share in sampler.shares():
+        print(f"| {name} | {share:.1%} |")
+    print(f"| seedbed's own modules | {sampler.seedbed_share():.1%} |")
+
+
+def _operations_of(seeds: list[int]) -> None:
+    """Internal (`--one`): run happy_path's `seeds` and print the client operations."""
+    print(sum(sum(scenarios.happy_path.run(seed).values.values()) for seed in seeds))
+
+
+def instructions(seeds: int) -> None:
+    """Print callgrind instructions per client operation of happy_path, seeds 1..N."""
+    script = str(Path(__file__).resolve())
+    base, base_out = count_with_output([script, "--one", "0"])
+    runs = ",".join(str(seed) for seed in range(seeds + 1))
+    whole, whole_out = count_with_output([script, "--one", runs])
+    operations = int(whole_out.split()[-1]) - int(base_out.split()[-1])
+    print(f"happy_path seeds 1-{seeds}: {operations} client operations")
+    print(f"| instructions per client operation | {(whole - base) / operations:,.0f} |")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        _operations_of([int(seed) for seed in sys.argv[2].split(",")])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="happy-path seeds to simulate")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds of production")
@@ -105,7 +158,17 @@ def main() -> None:
         default="0.05,0.5,2,10",
         help="client think times (max seconds between operations) for the load curve; '' skips it",
     )
+    parser.add_argument("--layers", action="store_true", help="CPU share per layer")
+    parser.add_argument(
+        "--instructions", action="store_true", help="callgrind instructions per operation"
+    )
     args = parser.parse_args()
+    if args.layers:
+        layers(args.seeds)
+        return
+    if args.instructions:
+        instructions(args.seeds)
+        return
     rate, cpu_rate, sim_ops = simulated(args.seeds)
     real_ops = production(args.seconds)
     loads = [float(item) for item in args.loads.split(",") if item.strip()]

@@ -26,6 +26,13 @@ the end: other processes on the machine take cores from the workers, and the
 2-worker ratio shows it. It reports; it never gates.
 
     PYTHONHASHSEED=0 python bench/sweep.py [--seeds 200] [--rounds 3] [--json] [--no-dask]
+    PYTHONHASHSEED=0 python bench/sweep.py --tiny [--seeds 300] [--rounds 5] [--instructions]
+
+`--tiny` measures instead what a `Scenario` costs per seed over the bare loop
+(issue 30: at most 0.2 ms) on the tiny system of `_tiny.py`, as seeds per CPU
+second beside detangle's figure for such a system (0.42 ms per seed), in
+interleaved rounds; with `--instructions`, as callgrind instructions per
+seed (a process running 3N seeds less one running N, over 2N).
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import _sweep_scenario
+import _tiny
+from _callgrind import count_instructions
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._results import ResultsWriter
@@ -193,13 +202,72 @@ def _pool_figures(
     }
 
 
+DETANGLE_MS = 0.42  # detangle's CPU per seed for a tiny system (issue 30)
+TINY = {"scenario": _tiny.scenario.run, "bare loop": _tiny.bare}
+
+
+def tiny_cpu(seeds: int, rounds: int) -> dict[str, float]:
+    """Median CPU ms per seed of each way of running the tiny system, rounds interleaved."""
+    samples: dict[str, list[float]] = {name: [] for name in TINY}
+    for run in TINY.values():
+        run(10**9)  # warm-up
+    for _ in range(rounds):
+        for name, run in TINY.items():
+            started = time.thread_time()
+            for seed in range(seeds):
+                run(seed)
+            samples[name].append((time.thread_time() - started) / seeds * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def tiny_instructions(seeds: int) -> dict[str, float]:
+    """Callgrind instructions per seed of each way (start-up and warm-up cancel out)."""
+    script = str(Path(__file__).resolve())
+    per_seed = {}
+    for name in TINY:
+        few = count_instructions([script, "--tiny-one", name, str(seeds)])
+        many = count_instructions([script, "--tiny-one", name, str(3 * seeds)])
+        per_seed[name] = (many - few) / (2 * seeds)
+    return per_seed
+
+
+def report_tiny(args: argparse.Namespace) -> None:
+    if args.instructions:
+        counts = tiny_instructions(max(1, args.seeds // 10))
+        print("tiny system (bench/_tiny.py), callgrind instructions per seed")
+        for name, count in counts.items():
+            print(f"  {name:<10} {count:12,.0f}")
+        extra = counts["scenario"] - counts["bare loop"]
+        print(f"  a Scenario's set-up over the bare loop: {extra:,.0f} instructions per seed")
+        return
+    cpu = tiny_cpu(args.seeds, args.rounds)
+    print(f"tiny system (bench/_tiny.py), {args.seeds} seeds, medians of {args.rounds} "
+          f"interleaved rounds, CPU time")  # fmt: skip
+    for name, ms in cpu.items():
+        print(f"  {name:<10} {ms:6.3f} ms per seed  {1000 / ms:8.0f} seeds per CPU s")
+    print(f"  detangle   {DETANGLE_MS:6.3f} ms per seed  {1000 / DETANGLE_MS:8.0f} seeds per CPU s "
+          "(issue 30's figure, not measured here)")  # fmt: skip
+    extra = cpu["scenario"] - cpu["bare loop"]
+    print(f"  a Scenario's set-up over the bare loop: {extra:.3f} ms per seed (target <= 0.2)")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--tiny-one"]:  # internal: one process's seeds, for callgrind
+        run = TINY[sys.argv[2]]
+        for seed in range(int(sys.argv[3])):
+            run(seed)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask LocalCluster")
+    parser.add_argument("--tiny", action="store_true", help="a Scenario's per-seed set-up cost")
+    parser.add_argument("--instructions", action="store_true", help="with --tiny: callgrind")
     args = parser.parse_args()
+    if args.tiny:
+        report_tiny(args)
+        return
     load_before = os.getloadavg()[0]
     result = measure(args.seeds, args.rounds, dask=not args.no_dask and _has_dask())
     result["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]

@@ -198,7 +198,7 @@ class Storage:
         """Append entries to the log; durable on return."""
         if not entries:
             return
-        encoded = [frames.encode(entry) for entry in entries]
+        encoded = [frames.encode_entry(entry) for entry in entries]
         offset = self._ends[-1] if self._ends else 0
         assert self._file is not None
         await self._file.pwrite(b"".join(encoded), offset)
@@ -228,7 +228,7 @@ class Storage:
         """Replace the log with `entries`, durably, through a new file and a rename."""
         if self._file is not None:
             await self._file.close()
-        encoded = [frames.encode(entry) for entry in entries]
+        encoded = [frames.encode_entry(entry) for entry in entries]
         temporary = self._path("log.tmp")
         await fs.write_file(temporary, b"".join(encoded), durable=True)
         await fs.rename(temporary, self._path("log"))

@@ -359,6 +359,13 @@ def test_si_without_g_single() -> None:
     with_realtime = check_transactions(h)
     assert "G-single-realtime" in with_realtime.anomaly_names()
     assert with_realtime.models["snapshot-isolation"] == "ok"
+    # Asked about repeatable read, the verdict lists only what bears on it (as
+    # Elle does); the realtime anomaly is still there on request.
+    repeatable = check_transactions(h, consistency="repeatable-read")
+    assert repeatable.anomaly_names() == ["G2-item"]
+    assert "G-single-realtime" in repeatable.anomaly_names(every=True)
+    assert "G-single-realtime" in repeatable.to_json()["all_anomalies"]
+    assert repeatable.to_json()["anomalies"] == ["G2-item"]
 
 
 def test_huge_scc() -> None:

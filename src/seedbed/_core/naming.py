@@ -15,6 +15,8 @@ functions).
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,8 +45,16 @@ def _target_in(module: str, qualname: str) -> str | None:
 
 
 def _relative(path: str) -> str:
+    return _relative_in(path, os.getcwd())
+
+
+# Resolving paths costs two realpath walks of system calls; a scenario names
+# its target once per seed (for the replay command), so the answers are kept
+# per (path, working directory).
+@functools.lru_cache(maxsize=256)
+def _relative_in(path: str, cwd: str) -> str:
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+        return str(Path(path).resolve().relative_to(Path(cwd).resolve()))
     except ValueError:
         return path
 
@@ -52,8 +62,13 @@ def _relative(path: str) -> str:
 def _importable_by_name(module: str, path: str) -> bool:
     """False for modules under the current directory whose dotted name does not
     match their path (pytest imports test files that way): name them by file."""
+    return _importable_in(module, path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=256)
+def _importable_in(module: str, path: str, cwd: str) -> bool:
     try:
-        relative = Path(path).resolve().relative_to(Path.cwd().resolve())
+        relative = Path(path).resolve().relative_to(Path(cwd).resolve())
     except ValueError:
         return True  # installed, or on sys.path some other way
     parts = list(relative.with_suffix("").parts)

@@ -50,11 +50,15 @@ def _string_word(text: str) -> int:
     return word
 
 
+_pack_float = struct.Struct("<d").pack
+_unpack_word = struct.Struct("<Q").unpack
+
+
 def _word(field: Field) -> int:
     if isinstance(field, str):
         return _string_word(field) ^ _STRING_TAG
     if isinstance(field, float):
-        return struct.unpack("<Q", struct.pack("<d", field))[0] ^ _FLOAT_TAG  # type: ignore[no-any-return]
+        return _unpack_word(_pack_float(field))[0] ^ _FLOAT_TAG  # type: ignore[no-any-return]
     if 0 <= field <= MASK:
         return field
     return _string_word(repr(field)) ^ _BIG_TAG
@@ -135,8 +139,15 @@ class Trace:
         """
         h = ((self.word ^ _DRAW_WORD) * PRIME) & MASK
         h = ((h ^ stream_word) * PRIME) & MASK
-        h = ((h ^ _string_word(reason) ^ _STRING_TAG) * PRIME) & MASK
-        self.word = ((h ^ _word(value)) * PRIME) & MASK
+        reason_word = _string_words.get(reason)  # `_string_word`, inlined for the usual hit
+        if reason_word is None:
+            reason_word = _string_word(reason)
+        h = ((h ^ reason_word ^ _STRING_TAG) * PRIME) & MASK
+        if type(value) is float:  # most draws: `_word`'s float case, inlined
+            value_word = _unpack_word(_pack_float(value))[0] ^ _FLOAT_TAG
+        else:
+            value_word = _word(value)
+        self.word = ((h ^ value_word) * PRIME) & MASK
         if self.quiet:
             self.count += 1
         else:

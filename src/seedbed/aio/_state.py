@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +125,13 @@ class LoopConfig:
         }
 
 
+@functools.lru_cache(maxsize=16)
+def _cost_levels(base: int, span: int) -> tuple[int, ...]:
+    """The 256 evenly spaced callback costs of a range: the same for every run of
+    one configuration, so computed once, not once per loop (issue 30)."""
+    return tuple(base + level * span // 255 for level in range(256))
+
+
 class LoopState:
     """Everything the loop mutates while it runs."""
 
@@ -206,7 +214,7 @@ class LoopState:
         self.cost_base = to_ns(config.cpu_cost_min)
         self.cost_span = to_ns(config.cpu_cost_max) - self.cost_base
         require(self.cost_base >= 0 and self.cost_span >= 0, "callback costs are never negative")
-        self.cost_levels = [self.cost_base + level * self.cost_span // 255 for level in range(256)]
+        self.cost_levels = _cost_levels(self.cost_base, self.cost_span)
         self.costs: list[int] = [0] * COST_TABLE_SIZE
         self.cost_position = 0
         self.cost_fence = 0

@@ -17,6 +17,8 @@ from seedbed.aio._handles import SimTask
 from seedbed.aio._services import LoopServices
 from seedbed.errors import CancellationSwallowed, SeedbedWarning, SimulationFailure
 
+_unregister_task = asyncio.tasks._unregister_task
+
 
 class TaskWatch(LoopServices):
     """The task-watching half of `SeedbedLoop`."""
@@ -24,6 +26,13 @@ class TaskWatch(LoopServices):
     def _task_finished(self, task: asyncio.Future[Any]) -> None:
         assert isinstance(task, SimTask)
         self._st.tasks.pop(task.number, None)
+        # asyncio's registry of tasks is one WeakSet for the process, and a
+        # task hashes by its number in its run: the finished tasks of earlier
+        # runs, kept by the cycles a run leaves until a full collection, pile
+        # up under the same few hashes and made every `create_task` of a long
+        # sweep probe past all of them (issue 30). A done task is in no
+        # `asyncio.all_tasks()` answer, so leaving the registry changes nothing.
+        _unregister_task(task)
         if (
             not task.cancelled()
             and min(task.cancelling(), task.user_cancels) > 0

@@ -90,6 +90,9 @@ class TxnVerdict:
     ``bool(verdict)`` is True only when valid. ``models`` maps every model to
     ``"ok"`` (not ruled out), ``"ruled-out"`` or ``"unknown"``.
     ``undecided`` names the cycle classes whose search ran out of time.
+    ``anomalies`` are those that bear on the models asked for (as Elle
+    reports them): a G-single-realtime says nothing about repeatable read.
+    ``all_anomalies`` holds every one found, whatever it rules out.
     """
 
     outcome: TxnOutcome
@@ -100,13 +103,15 @@ class TxnVerdict:
     transactions: int
     undecided: tuple[str, ...] = ()
     inference: Inference | None = field(default=None, repr=False, compare=False)
+    all_anomalies: tuple[Anomaly, ...] = field(default=(), repr=False)
 
     def __bool__(self) -> bool:
         return self.outcome is TxnOutcome.VALID
 
-    def anomaly_names(self) -> list[str]:
-        """The distinct anomaly classes found, sorted."""
-        return sorted({a.name for a in self.anomalies})
+    def anomaly_names(self, *, every: bool = False) -> list[str]:
+        """The distinct anomaly classes found, sorted: those bearing on the models
+        asked for, or with ``every`` all of them."""
+        return sorted({a.name for a in (self.all_anomalies if every else self.anomalies)})
 
     def explain(self, limit: int = 5) -> str:
         """The verdict, then each anomaly in words (``limit`` per class)."""
@@ -137,6 +142,7 @@ class TxnVerdict:
             "verdict": str(self.outcome),
             "consistency": list(self.consistency),
             "anomalies": self.anomaly_names(),
+            "all_anomalies": self.anomaly_names(every=True),
             "models": dict(self.models),
             "undecided": list(self.undecided),
             "transactions": self.transactions,
@@ -194,12 +200,17 @@ def check_transactions(
     open_models = [m for m, status in models.items() if status == "unknown"]
     undecided = [u for u in undecided if any(u in PROHIBITED[m] for m in open_models)]
     outcome = _outcome({models[m] for m in wanted})
+    bearing = frozenset().union(*(PROHIBITED[m] for m in wanted))
+    if "G-nonadjacent" in bearing:  # a G2 of undecided class may be a G-nonadjacent
+        bearing |= {"G2"}
+    relevant = tuple(a for a in anomalies if a.name in bearing)
     seconds = time.monotonic() - began
     verdict = TxnVerdict(
-        outcome, tuple(anomalies), models, wanted, seconds, len(txns), tuple(undecided), inference
-    )
+        outcome, relevant, models, wanted, seconds, len(txns), tuple(undecided), inference,
+        all_anomalies=tuple(anomalies),
+    )  # fmt: skip
     if outcome is TxnOutcome.INVALID and isinstance(history, History):
-        blamed = (txns.txns[t].call for a in anomalies if _rules_out(a, wanted) for t in a.txns)
+        blamed = (txns.txns[t].call for a in relevant if _rules_out(a, wanted) for t in a.txns)
         note_check(history, "transactions", verdict.explain, blamed)
     return verdict
 

@@ -106,7 +106,7 @@ def buggify(why: str) -> bool:
     loop = _running_loop()
     if loop is None or type(loop) is not SeedbedLoop:
         return False
-    hooks = hooks_of(loop)
+    hooks = loop.__dict__.get(_ATTR) or hooks_of(loop)  # `hooks_of`, inlined: once per call
     if not hooks.buggify:
         return False
     frame = sys._getframe(1)
