@@ -1,24 +1,21 @@
 """The one place the planted-bug tier states which options it runs with.
 
 The tier's claim is "found with seedbed's defaults", so every system runs
-with no options at all once exploration is on by default (issue 24 items 1
-and 2). Until then DEFAULTS approximates those defaults explicitly: task
-steps ready together in a drawn order, timers set within one 1 ms tick tie,
-and the heavy-tailed latency model.
+with no options at all (issue 24 items 1 and 2: task steps ready together
+in a drawn order, each cause's order kept; the time a timer is set read on
+a 1 ms tick; the heavy-tailed latency model).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import seedbed
-from seedbed import NetworkConfig, Scenario, Simulation, SimulationFailure
+from seedbed import Scenario, Simulation, SimulationFailure
 
-# PURE-DEFAULTS: when main's "exploration on by default" lands, this line becomes
-# `DEFAULTS: dict[str, Any] = {}` and the tier runs on seedbed's own defaults.
-DEFAULTS: dict[str, Any] = {"explore_tasks": True, "clock_resolution": 0.001,
-                            "network": NetworkConfig(latency_model="tail")}  # fmt: skip
+# Seedbed's own defaults: no option at all. (Before they were the defaults, this
+# spelled them out; a system that needs an option to be found belongs elsewhere.)
+DEFAULTS: dict[str, Any] = {}
 
 # Set by bench/strategies.py to compare strategies on these systems; None: DEFAULTS.
 OVERRIDE: dict[str, Any] | None = None
@@ -32,12 +29,6 @@ def options() -> dict[str, Any]:
 def loop_options() -> dict[str, Any]:
     """Options for `seedbed.run`: the world options without the network."""
     return {key: value for key, value in options().items() if key != "network"}
-
-
-def network(**settings: Any) -> NetworkConfig:
-    """The network of `options()` with `settings` changed (a system's own topology)."""
-    base = options().get("network") or NetworkConfig()
-    return dataclasses.replace(base, **settings)
 
 
 def outcome(error: BaseException | None) -> str | None:
