@@ -1,14 +1,21 @@
 """Benchmark: how many runs each exploration strategy needs to find planted bugs.
 
-For every planted bug (the examples, tests/quality's planted bugs, and
-examples/orders.py) and every strategy, it runs seeds from the start of
+For every planted bug (the examples, tests/quality's planted bugs, the
+planted-bug tier's systems in tests/quality/planted, and examples/orders.py)
+and every strategy, it runs seeds from the start of
 each of several seed windows until the first failure (at most `--cap` runs)
 and prints the runs to first failure: the median and the max over the
 windows ("-" where a window found nothing within the cap, and the median
 then counts it as the cap plus one). One run, one table: strategies side
 by side on the same bugs and the same seeds.
 
-    PYTHONHASHSEED=0 python bench/strategies.py [--windows 5] [--cap 200] [--quick]
+"defaults" is what a user gets with no option at all (the tier's
+`planted._defaults.DEFAULTS`, which is `{}` once exploration is on by
+default); every other column spells out each setting it depends on, the
+loop's exploration off unless named and the exponential latency model, so
+it means the same whatever the defaults are.
+
+    PYTHONHASHSEED=0 python bench/strategies.py [--windows 5] [--cap 200] [--quick] [--only TEXT]
 
 It reports; it never gates.
 """
@@ -26,16 +33,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples import counter, orders, race
+from tests.quality import planted
+from tests.quality.planted import _defaults
 
 import seedbed
-from seedbed import Simulation
+from seedbed import NetworkConfig, Simulation
 
+# Seedbed 0.x's defaults, spelled out: no task-order exploration, an exact
+# clock, the exponential latency model.
+BEFORE: dict[str, Any] = {"explore_tasks": False, "clock_resolution": 0.0,
+                          "network": NetworkConfig(latency_model="exponential")}  # fmt: skip
+PCT: dict[str, Any] = {"strategy": "pct", "pct_steps": 100, "explore_tasks": True}
 STRATEGIES: dict[str, dict[str, Any]] = {
-    "random": {},
-    "random+tasks": {"explore_tasks": True},
-    "random+clock": {"clock_resolution": 0.001},
-    "pct d=2+tasks": {"strategy": "pct", "pct_depth": 2, "pct_steps": 100, "explore_tasks": True},
-    "pct d=3+tasks": {"strategy": "pct", "pct_depth": 3, "pct_steps": 100, "explore_tasks": True},
+    "defaults": _defaults.DEFAULTS,
+    "random": BEFORE,
+    "random+tasks": {**BEFORE, "explore_tasks": True},
+    "random+clock": {**BEFORE, "clock_resolution": 0.001},
+    "pct d=2+tasks": {**BEFORE, **PCT, "pct_depth": 2},
+    "pct d=3+tasks": {**BEFORE, **PCT, "pct_depth": 3},
 }
 
 
@@ -76,8 +91,9 @@ async def checkpoint_race() -> None:
 
 def program(main: Callable[[], Any], **fixed: Any) -> Callable[[int, dict[str, Any]], bool]:
     def fails(seed: int, options: dict[str, Any]) -> bool:
+        loop = {key: value for key, value in options.items() if key != "network"}
         try:
-            seedbed.run(main, seed=seed, max_steps=1_000_000, **fixed, **options)
+            seedbed.run(main, seed=seed, max_steps=1_000_000, **fixed, **loop)
         except AssertionError:
             return True
         return False
@@ -102,6 +118,19 @@ def scenario_fails(seed: int, options: dict[str, Any]) -> bool:
     return counter.counter.execute(seed, overrides=options)[1] is not None
 
 
+def tier(run: planted.Run) -> Callable[[int, dict[str, Any]], bool]:
+    """A planted-bug tier system's buggy variant, run with `options` instead of the tier's."""
+
+    def fails(seed: int, options: dict[str, Any]) -> bool:
+        _defaults.OVERRIDE = options
+        try:
+            return run(seed, True) is not None
+        finally:
+            _defaults.OVERRIDE = None
+
+    return fails
+
+
 BUGS: dict[str, Callable[[int, dict[str, Any]], bool]] = {
     "examples.race": program(race.main),
     "quality: timer-tie lost update": program(
@@ -112,6 +141,7 @@ BUGS: dict[str, Callable[[int, dict[str, Any]], bool]] = {
     "orders: timer tie": program(orders.timer_tie),
     "orders: depth-2 node order": world(orders.depth_two_world),
     "examples.counter (scenario)": scenario_fails,
+    **{f"tier: {name}": tier(run) for name, (_, run) in planted.SYSTEMS.items()},
 }
 
 
@@ -136,9 +166,12 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=5, help="seed windows per bug")
     parser.add_argument("--cap", type=int, default=200, help="most runs per window")
     parser.add_argument("--quick", action="store_true", help="3 windows, cap 50, no scenario")
+    parser.add_argument("--only", default="", help="only the bugs whose name contains this")
     args = parser.parse_args()
     windows, cap = (3, 50) if args.quick else (args.windows, args.cap)
-    bugs = {k: v for k, v in BUGS.items() if not (args.quick and "scenario" in k)}
+    bugs = {
+        k: v for k, v in BUGS.items() if not (args.quick and "scenario" in k) and args.only in k
+    }
     print(f"runs to first failure, median/max over {windows} windows of up to {cap} seeds")
     width = max(len(name) for name in bugs)
     print(" " * width + "".join(f"{name:>16}" for name in STRATEGIES))
