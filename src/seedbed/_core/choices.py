@@ -124,6 +124,9 @@ class ChoiceSession:
             self._reset_queues()
         self._owners[name] = owner
         self._opened[name] = None
+        return self._new_stream(name, seed, trace)
+
+    def _new_stream(self, name: str, seed: int, trace: Trace) -> Stream:
         if self.replaying:
             return ReplayingStream(name, seed, trace, self)
         return RecordingStream(name, seed, trace, self)
@@ -150,6 +153,15 @@ class ChoiceSession:
                 value = min(max(recorded, 0.0), given)
         self.log(stream, reason, None if value == given else value)
         return value
+
+    def has_recorded(self, stream: str, reason: str) -> bool:
+        """Whether `recorded` would find a value for (stream, reason) or its kind."""
+        for queue in (self._queues.get((stream, reason)), self._kinds.get((stream, _kind(reason)))):
+            while queue and queue[0].used:
+                queue.popleft()  # a used entry is never handed out again
+            if queue:
+                return True
+        return False
 
     def recorded(self, stream: str, reason: str) -> Value:
         """The next recorded value for (stream, reason), else for its kind
