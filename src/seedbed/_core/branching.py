@@ -6,6 +6,10 @@ replays its first `prefix` draws (counted in the run's draw order, across
 streams) and then draws fresh values from its own seed, so it starts in the
 state the recorded run had reached and then goes somewhere else.
 
+A branch may also *redraw* whole streams from the start while replaying the
+others: the fault streams, say, so the run's own decisions stay as they were
+(lenient replay hands them out in the same order) while its faults move.
+
 Inside the prefix a draw takes its recorded value the way lenient replay
 does (per stream and reason, then per reason's kind); a draw with no
 recorded value left is drawn fresh rather than given its quiet default,
@@ -28,18 +32,25 @@ if TYPE_CHECKING:
 
 class BranchSession(ChoiceSession):
     """A choice session whose streams replay `source` for the first `prefix`
-    draws of the run, then draw afresh (`source` may be edited: a mutation)."""
+    draws of the run, then draw afresh (`source` may be edited: a mutation).
+    The streams named in `redraw` draw afresh from the start: "the same run,
+    other faults" when they are the fault streams, and `hotter` > 1 draws
+    their waits shorter (more faults, say, in the state the run reached)."""
 
-    def __init__(self, source: Sequence[Choice], prefix: int) -> None:
+    def __init__(
+        self, source: Sequence[Choice], prefix: int, redraw: Sequence[str] = (), hotter: float = 1.0
+    ) -> None:
         super().__init__(source)
         self.prefix = max(0, prefix)
+        self.redraw = tuple(redraw)  # a handful of names: a tuple's scan is enough
+        self.hotter = hotter  # redrawn streams' waits (exponentials) divided by this
 
     def _new_stream(self, name: str, seed: int, trace: Trace) -> Stream:
         return BranchingStream(name, seed, trace, self)
 
     def fresh(self, stream: str, reason: str) -> bool:
         """Whether this draw is fresh: past the prefix, or nothing recorded for it."""
-        if len(self._passes[-1]) >= self.prefix:  # this pass's draws so far
+        if len(self._passes[-1]) >= self.prefix or stream in self.redraw:
             return True
         return not self.has_recorded(stream, reason)
 
@@ -88,6 +99,10 @@ class BranchingStream(ReplayingStream):
 
     def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
         if self._fresh(reason):
+            session = self._session
+            assert isinstance(session, BranchSession)
+            if self.name in session.redraw:
+                mean /= session.hotter
             return Stream.exponential(self, mean, reason, quiet)
         return ReplayingStream.exponential(self, mean, reason, quiet)
 

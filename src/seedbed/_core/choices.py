@@ -197,6 +197,13 @@ def setting(stream: str, reason: str, given: float) -> float:
     return given if made is None else made.setting(stream, reason, given)
 
 
+def draws_so_far() -> int:
+    """How many draws the recorded run has made so far (0 outside a session):
+    where a coverage point was reached, for a search to branch from there."""
+    made = entropy.choice_session
+    return 0 if made is None else len(made._passes[-1])
+
+
 def phase_ended(seconds: float) -> None:
     """Note when a scenario's fault phase ended (virtual seconds), for a
     shrinker: cutting the phase only helps a failure found after it."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from seedbed._core.choices import draws_so_far
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
 from seedbed.faults._hooks import _running_loop, hooks_of
@@ -30,7 +31,9 @@ def coverage(name: str, bucket: object = None) -> None:
     if loop is None or type(loop) is not SeedbedLoop:
         return
     key = name if bucket is None else f"{name}={bucket}"
-    hooks_of(loop).coverage[key] = None
+    reached = hooks_of(loop).coverage
+    if key not in reached:
+        reached[key] = draws_so_far()
 
 
 def maximize(name: str, value: float) -> None:
@@ -51,5 +54,5 @@ def _extreme(key: str, value: float, *, largest: bool) -> None:
         raise UsageError(f"{key.split()[0]}imize({key[4:]!r}, ...) needs a number, got {value!r}")
     extremes = hooks_of(loop).extremes
     seen = extremes.get(key)
-    if seen is None or (value > seen if largest else value < seen):
-        extremes[key] = float(value)
+    if seen is None or (value > seen[0] if largest else value < seen[0]):
+        extremes[key] = (float(value), draws_so_far())

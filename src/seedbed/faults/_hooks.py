@@ -53,10 +53,12 @@ class RunHooks:
         self.trace = loop.trace
         # message -> [kind, evaluated, true, location]; insertion order is run order
         self.catalog: dict[str, list[Any]] = {}
-        # `seedbed.coverage` points reached ("name=bucket"), in run order, and
-        # `maximize`/`minimize` extremes ("max name" -> value): a search's features.
-        self.coverage: dict[str, None] = {}
-        self.extremes: dict[str, float] = {}
+        # `seedbed.coverage` points reached ("name=bucket") and `maximize`/`minimize`
+        # extremes ("max name" -> value): a search's features. Each keeps where in
+        # the run's draws it was first reached (the best value: last set), when
+        # choices are recorded (else 0), so a search can branch from there.
+        self.coverage: dict[str, int] = {}
+        self.extremes: dict[str, tuple[float, int]] = {}
         if collecting is not None:
             collecting.append(self)
 

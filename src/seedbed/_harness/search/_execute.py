@@ -25,7 +25,11 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
             options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """Run `plan` (replaying `source`, its parent's choices, for a branch)."""
     made: ChoiceSession = (
-        ChoiceSession() if source is None else BranchSession(plan.source(list(source)), plan.prefix)
+        ChoiceSession()
+        if source is None
+        else BranchSession(
+            plan.source(list(source)), plan.prefix, plan.redraw_streams, plan.hotter or 1.0
+        )
     )
     given = {key: value for key, value in options.items() if value not in (None, False)}
     previous = entropy.choice_session
@@ -52,6 +56,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         "features": covered.features,
         "declared": covered.declared,
         "extremes": covered.extremes,
+        "positions": covered.positions,
         "choices": [[c.stream, c.reason, c.value] for c in chosen],
     }
 

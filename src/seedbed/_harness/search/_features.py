@@ -40,6 +40,7 @@ class Coverage:
     features: list[str] = field(default_factory=list)
     declared: list[str] = field(default_factory=list)
     extremes: dict[str, float] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)  # where in the draws each was reached
 
 
 @contextmanager
@@ -60,15 +61,19 @@ def coverage_of(hooks: Sequence[RunHooks], chosen: Sequence[Choice],
     reached: dict[str, None] = {}
     declared: dict[str, None] = {}
     extremes: dict[str, float] = {}
+    positions: dict[str, int] = {}
     for one in hooks:
         _from_catalog(one.catalog, reached, declared)
-        for key in one.coverage:
+        for key, position in one.coverage.items():
             reached[f"coverage: {key}"] = None
-        for key, value in one.extremes.items():
-            extremes[key] = _better(key, extremes.get(key), value)
-    _from_choices(chosen, reached, declared)
+            positions.setdefault(f"coverage: {key}", position)
+        for key, (value, position) in one.extremes.items():
+            if improves(key, value, extremes.get(key)):
+                extremes[key], positions[key] = value, position
+    _from_choices(chosen, reached, declared, positions)
     _from_faults(faults or {}, reached, declared)
-    return Coverage(sorted(reached), sorted(declared), dict(sorted(extremes.items())))
+    return Coverage(sorted(reached), sorted(declared), dict(sorted(extremes.items())),
+                    dict(sorted(positions.items())))  # fmt: skip
 
 
 def _from_catalog(catalog: dict[str, list[Any]], reached: dict[str, None],
@@ -81,7 +86,7 @@ def _from_catalog(catalog: dict[str, list[Any]], reached: dict[str, None],
 
 
 def _from_choices(chosen: Sequence[Choice], reached: dict[str, None],
-                  declared: dict[str, None]) -> None:  # fmt: skip
+                  declared: dict[str, None], positions: dict[str, int]) -> None:  # fmt: skip
     for choice in chosen:
         reason = choice.reason
         if reason.startswith(_SITE):
@@ -93,6 +98,7 @@ def _from_choices(chosen: Sequence[Choice], reached: dict[str, None],
                 declared[feature] = None
                 if choice.value:
                     reached[feature] = None
+                    positions.setdefault(feature, choice.order)
 
 
 def _from_faults(faults: dict[str, Any], reached: dict[str, None],
@@ -106,12 +112,6 @@ def _from_faults(faults: dict[str, Any], reached: dict[str, None],
         while isinstance(effective, int) and bucket <= min(effective, _MAX_FAULT_BUCKET):
             reached[f"fault: {kind} effective x{bucket}"] = None
             bucket *= 2
-
-
-def _better(key: str, seen: float | None, value: float) -> float:
-    if seen is None:
-        return value
-    return max(seen, value) if key.startswith("max ") else min(seen, value)
 
 
 def improves(key: str, value: float, best: float | None) -> bool:

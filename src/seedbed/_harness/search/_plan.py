@@ -10,10 +10,17 @@ The kinds of run:
 - `fresh`: a new seed, drawn as a sweep would (a third of runs, and every
   run while the corpus is empty);
 - `branch`: replay an entry's first `prefix` draws, then draw afresh
-  (half of the rest);
+  (one in five of the rest): half the time the prefix ends where the entry
+  reached what it found first (a coverage point, a best value), so the
+  search climbs on from there; else anywhere;
+- `refault`: replay all of an entry's draws except one fault stream's
+  (the nemesis, buggify and failpoints, or the network's), drawn afresh
+  with its waits 1 to 8 times shorter: the same state reached, more and
+  other faults in it (two in five of the rest);
 - `shift`: replay all of an entry's draws with one number scaled by 2**u,
-  u in [-2, 2): a fault's time (`nemesis: time to next fault`), which fault,
-  a delay; after the entry's draws run out, fresh draws;
+  u in [-2, 2): a fault's time (`nemesis: time to next fault`) when the
+  entry has one, else any number; after the entry's draws run out, fresh
+  draws;
 - `flip`: the same with one yes/no draw flipped (a dropped message, a
   failpoint or buggify site firing, or not).
 
@@ -35,7 +42,9 @@ HALF_LIFE = 16  # runs
 _TOP_WEIGHT = 1 << 10
 _SEED_BITS = 32
 _FRESH_ONE_IN = 3
-_KINDS = ("branch", "branch", "shift", "flip")
+_FAULT_TIME = "nemesis: time to next fault"
+_KINDS = ("branch", "refault", "refault", "shift", "flip")
+FAULT_STREAMS = ("nemesis", "buggify", "net")  # where a run's faults are drawn
 
 
 @dataclass(frozen=True)
@@ -44,9 +53,11 @@ class Plan:
 
     index: int
     seed: int
-    kind: str  # fresh | branch | shift | flip
+    kind: str  # fresh | branch | refault | shift | flip
     parent: int | None = None  # the corpus entry branched from
     prefix: int = 0  # draws replayed before fresh draws
+    redraw: str | None = None  # a stream drawn afresh from the start
+    hotter: float | None = None  # its waits divided by this
     position: int | None = None  # the draw a mutation changes
     value: Value = None  # its new value
 
@@ -56,6 +67,10 @@ class Plan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         return cls(**data)
+
+    @property
+    def redraw_streams(self) -> tuple[str, ...]:
+        return () if self.redraw is None else (self.redraw,)
 
     def source(self, parent: list[Choice]) -> list[Choice]:
         """The choices this plan replays: the parent's, with its mutation applied."""
@@ -73,6 +88,7 @@ class Candidate:
 
     choices: list[Choice]
     last_found: int  # the run index at which it, or a branch of it, last found something
+    at: list[int]  # where in its draws it reached what it found (if known)
 
 
 def plan_stream(explorer_seed: int, index: int) -> Stream:
@@ -89,12 +105,22 @@ def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int)
     parent = _pick(draw, corpus, now)
     choices = corpus[parent].choices
     kind = _KINDS[draw.below(len(_KINDS), "explore: kind")]
-    if kind != "branch":
+    if kind == "refault":
+        present = [name for name in FAULT_STREAMS if any(c.stream == name for c in choices)]
+        if present:
+            redraw = present[draw.below(len(present), "explore: refault which")]
+            hotter = 2.0 ** draw.uniform(0.0, 3.0, "explore: refault how much hotter")
+            return Plan(index, seed, kind, parent, len(choices), redraw=redraw, hotter=hotter)
+    elif kind != "branch":
         mutated = _mutation(draw, kind, choices)
         if mutated is not None:
             position, value = mutated
-            return Plan(index, seed, kind, parent, len(choices), position, value)
-    prefix = draw.below(len(choices) + 1, "explore: prefix")
+            return Plan(index, seed, kind, parent, len(choices), position=position, value=value)
+    at = corpus[parent].at
+    if at and draw.below(2, "explore: prefix where it found") == 0:
+        prefix = at[draw.below(len(at), "explore: prefix which find")]
+    else:
+        prefix = draw.below(len(choices) + 1, "explore: prefix")
     return Plan(index, seed, "branch", parent, prefix)
 
 
@@ -116,7 +142,10 @@ def _pick(draw: Stream, corpus: list[Candidate], now: int) -> int:
 
 def _mutation(draw: Stream, kind: str, choices: list[Choice]) -> tuple[int, Value] | None:
     if kind == "shift":
-        places = [i for i, c in enumerate(choices) if _is_float(c.value)]
+        places = [
+            i for i, c in enumerate(choices) if _is_float(c.value) and c.reason == _FAULT_TIME
+        ]
+        places = places or [i for i, c in enumerate(choices) if _is_float(c.value)]
     else:
         places = [i for i, c in enumerate(choices) if c.value in (0, 1) and _is_int(c.value)]
     if not places:

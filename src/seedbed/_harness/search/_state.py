@@ -27,6 +27,7 @@ class Entry:
     found: list[str]  # what it reached first (features, and extremes it improved)
     last_found: int
     file: str
+    at: list[int]  # where in its draws it reached them: where to branch from
 
 
 @dataclass
@@ -52,7 +53,7 @@ class State:
     failed_runs: int = 0
 
     def candidates(self) -> list[Candidate]:
-        return [Candidate(entry.choices, entry.last_found) for entry in self.corpus]
+        return [Candidate(entry.choices, entry.last_found, entry.at) for entry in self.corpus]
 
     def line_of(self, plan: Plan, result: dict[str, Any]) -> dict[str, Any]:
         """The run's line: what it found that the state had not (nothing is applied)."""
@@ -76,6 +77,9 @@ class State:
             "message": failure["message"] if failure else None,
             "failure_file": None,
         }
+        positions = result.get("positions", {})
+        found = [*new, *improved]
+        line["at"] = sorted({positions[key] for key in found if key in positions})
         return line
 
     def keeps(self, line: dict[str, Any]) -> bool:
@@ -103,7 +107,7 @@ class State:
         if line["entry"] is not None and chosen is not None:
             what = [*line["new"], *(f"{key} {value:g}" for key, value in line["improved"].items())]
             self.corpus.append(Entry(len(self.corpus), index, plan.seed, chosen, what,
-                                     index, line["entry"]))  # fmt: skip
+                                     index, line["entry"], line.get("at", [])))  # fmt: skip
         self._count_failure(line)
         self.runs = index + 1
 

@@ -15,7 +15,6 @@ loses only the runs not yet written; a torn last line is dropped on resume.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,7 +78,6 @@ class Store:
         with open(self.log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line, allow_nan=False) + "\n")
             handle.flush()
-            os.fsync(handle.fileno())
 
     def append(self, line: dict[str, Any]) -> None:
         self._write_line(line)
