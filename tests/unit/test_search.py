@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 import seedbed
 from seedbed._core import choices
@@ -25,10 +26,8 @@ from seedbed._harness.search._store import interleaved, order_of
 from seedbed._harness.shrink._file import read_choices
 from seedbed._harness.shrink._trial import run_trial
 from seedbed._harness.targets import resolve
-from seedbed.errors import UsageError
-from click.testing import CliRunner, Result
-
 from seedbed.cli import cli
+from seedbed.errors import UsageError
 
 LAG = "examples.rare:lag"
 RETRIES = "examples.rare:retries"
