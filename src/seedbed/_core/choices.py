@@ -29,6 +29,7 @@ touched (`Entropy.stream` consults the session only when it creates a stream).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import deque
@@ -59,7 +60,10 @@ class _Recorded:
         self.used = False
 
 
+@functools.lru_cache(maxsize=4096)
 def _kind(reason: str) -> str:
+    """The reason with its numbers masked. Cached: a run repeats a few reasons
+    thousands of times, and a branch or replay masks every one it replays."""
     return _NUMBER.sub("#", reason)
 
 

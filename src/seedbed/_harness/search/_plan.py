@@ -14,9 +14,10 @@ The kinds of run:
   reached what it found first (a coverage point, a best value), so the
   search climbs on from there; else anywhere;
 - `refault`: replay all of an entry's draws except one fault stream's
-  (the nemesis, buggify and failpoints, or the network's), drawn afresh
-  with its waits 1 to 8 times shorter: the same state reached, more and
-  other faults in it (two in five of the rest);
+  (the nemesis's three times in four when it has one, else one of the
+  nemesis, buggify and failpoints, the network's), drawn afresh with its
+  waits 1 to 16 times shorter: the same state reached, more and other
+  faults in it (two in five of the rest);
 - `shift`: replay all of an entry's draws with one number scaled by 2**u,
   u in [-2, 2): a fault's time (`nemesis: time to next fault`) when the
   entry has one, else any number; after the entry's draws run out, fresh
@@ -25,7 +26,9 @@ The kinds of run:
   failpoint or buggify site firing, or not).
 
 Which entry: drawn by energy, the entry's weight halving for every
-`HALF_LIFE` runs since it (or a run branched from it) last found something.
+`HALF_LIFE` runs since it (or a run branched from it) last found something,
+and multiplied by up to `RARE_BOOST` when what it found is rare (reached by
+few runs: 16 / that many, at least 1).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from seedbed._core.trace import Trace
 
 BATCH = 8  # plans decided together: fixed, so --jobs never changes the search
 HALF_LIFE = 16  # runs
+RARE_BOOST = 16  # an entry that found what one run reached weighs 16 times one common
 _TOP_WEIGHT = 1 << 10
 _SEED_BITS = 32
 _FRESH_ONE_IN = 3
@@ -89,6 +93,7 @@ class Candidate:
     choices: list[Choice]
     last_found: int  # the run index at which it, or a branch of it, last found something
     at: list[int]  # where in its draws it reached what it found (if known)
+    rarest: int = 1  # how many runs reached the rarest thing it found
 
 
 def plan_stream(explorer_seed: int, index: int) -> Stream:
@@ -108,8 +113,9 @@ def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int)
     if kind == "refault":
         present = [name for name in FAULT_STREAMS if any(c.stream == name for c in choices)]
         if present:
-            redraw = present[draw.below(len(present), "explore: refault which")]
-            hotter = 2.0 ** draw.uniform(0.0, 3.0, "explore: refault how much hotter")
+            world = present[0] == "nemesis" and draw.below(4, "explore: refault the nemesis") > 0
+            redraw = "nemesis" if world else present[draw.below(len(present), "explore: refault")]
+            hotter = 2.0 ** draw.uniform(0.0, 4.0, "explore: refault how much hotter")
             return Plan(index, seed, kind, parent, len(choices), redraw=redraw, hotter=hotter)
     elif kind != "branch":
         mutated = _mutation(draw, kind, choices)
@@ -125,9 +131,11 @@ def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int)
 
 
 def energy(candidate: Candidate, now: int) -> int:
-    """The entry's weight: halved for every HALF_LIFE runs without a finding."""
+    """The entry's weight: halved for every HALF_LIFE runs without a finding,
+    and up to RARE_BOOST times more for what few runs reached."""
     age = max(0, now - candidate.last_found)
-    return max(1, _TOP_WEIGHT >> min(10, age // HALF_LIFE))
+    recency = max(1, _TOP_WEIGHT >> min(10, age // HALF_LIFE))
+    return recency * max(1, RARE_BOOST // max(1, candidate.rarest))
 
 
 def _pick(draw: Stream, corpus: list[Candidate], now: int) -> int:

@@ -50,10 +50,19 @@ class State:
     corpus: list[Entry] = field(default_factory=list)
     buckets: dict[str, Bucket] = field(default_factory=dict)
     kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, runs that found]
+    hits: dict[str, int] = field(default_factory=dict)  # feature -> runs that reached it
     failed_runs: int = 0
 
     def candidates(self) -> list[Candidate]:
-        return [Candidate(entry.choices, entry.last_found, entry.at) for entry in self.corpus]
+        return [
+            Candidate(entry.choices, entry.last_found, entry.at, self._rarest(entry))
+            for entry in self.corpus
+        ]
+
+    def _rarest(self, entry: Entry) -> int:
+        """How many runs reached the rarest feature the entry found (1 for a best value)."""
+        counts = [self.hits.get(feature, 1) for feature in entry.found]
+        return min(counts) if counts else 1
 
     def line_of(self, plan: Plan, result: dict[str, Any]) -> dict[str, Any]:
         """The run's line: what it found that the state had not (nothing is applied)."""
@@ -70,6 +79,7 @@ class State:
             "status": result["status"],
             "steps": result.get("steps"),
             "new": new,
+            "features": list(result["features"]),
             "declared": [f for f in result["declared"] if f not in self.declared],
             "improved": improved,
             "entry": None,
@@ -95,6 +105,8 @@ class State:
         index = plan.index
         for feature in line["new"]:
             self.seen.setdefault(feature, index)
+        for feature in line.get("features", ()):
+            self.hits[feature] = self.hits.get(feature, 0) + 1
         for feature in line["declared"]:
             self.declared[feature] = None
         self.extremes.update(line["improved"])
