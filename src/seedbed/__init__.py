@@ -18,7 +18,7 @@ from seedbed.aio import (
     replay,
     run,
 )
-from seedbed.check import always, reachable, sometimes, unreachable
+from seedbed.check import always, coverage, maximize, minimize, reachable, sometimes, unreachable
 from seedbed.errors import (
     BudgetExceeded,
     CancellationSwallowed,
@@ -74,9 +74,12 @@ __all__ = [
     "buggify",
     "check_determinism",
     "checkpoint",
+    "coverage",
     "current_node",
     "failpoint",
     "fs",
+    "maximize",
+    "minimize",
     "new_event_loop",
     "reachable",
     "replay",

@@ -32,6 +32,7 @@ touched (`Entropy.stream` consults the session only when it creates a stream).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import deque
@@ -63,7 +64,10 @@ class _Recorded:
         self.used = False
 
 
+@functools.lru_cache(maxsize=4096)
 def _kind(reason: str) -> str:
+    """The reason with its numbers masked. Cached: a run repeats a few reasons
+    thousands of times, and a branch or replay masks every one it replays."""
     return _NUMBER.sub("#", reason)
 
 
@@ -131,6 +135,9 @@ class ChoiceSession:
             self._reset_queues()
         self._owners[name] = owner
         self._opened[name] = None
+        return self._new_stream(name, seed, trace)
+
+    def _new_stream(self, name: str, seed: int, trace: Trace) -> Stream:
         if self.replaying:
             return ReplayingStream(name, seed, trace, self)
         return RecordingStream(name, seed, trace, self)
@@ -167,6 +174,15 @@ class ChoiceSession:
         self.log(stream, reason, None if value == given else value)
         return value
 
+    def has_recorded(self, stream: str, reason: str) -> bool:
+        """Whether `recorded` would find a value for (stream, reason) or its kind."""
+        for queue in (self._queues.get((stream, reason)), self._kinds.get((stream, _kind(reason)))):
+            while queue and queue[0].used:
+                queue.popleft()  # a used entry is never handed out again
+            if queue:
+                return True
+        return False
+
     def recorded(self, stream: str, reason: str) -> Value:
         """The next recorded value for (stream, reason), else for its kind
         (numbers aside), else None (the default)."""
@@ -199,6 +215,13 @@ def setting(stream: str, reason: str, given: float) -> float:
     Outside a choice session: `given`, untouched, with nothing recorded."""
     made = entropy.choice_session
     return given if made is None else made.setting(stream, reason, given)
+
+
+def draws_so_far() -> int:
+    """How many draws the recorded run has made so far (0 outside a session):
+    where a coverage point was reached, for a search to branch from there."""
+    made = entropy.choice_session
+    return 0 if made is None else len(made._passes[-1])
 
 
 def phase_ended(seconds: float) -> None:

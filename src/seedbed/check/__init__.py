@@ -23,6 +23,7 @@ the dependency graph, a verdict per consistency model:
 """
 
 from seedbed.check._assertions import always, reachable, sometimes, unreachable
+from seedbed.check._coverage import coverage, maximize, minimize
 from seedbed.check._history import (
     Event,
     History,
@@ -95,9 +96,12 @@ __all__ = [
     "always",
     "cas_register",
     "check_transactions",
+    "coverage",
     "detect_format",
     "kv",
     "linearizable",
+    "maximize",
+    "minimize",
     "parse_history",
     "parse_jepsen_log",
     "parse_jsonl",

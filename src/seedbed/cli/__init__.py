@@ -7,7 +7,7 @@ replay diverged), 2 bad input, with a one-line message and no traceback.
 
 One module per command family: `_run` (run, replay), `_sweep` (sweep,
 check-determinism), `_shrink`, `_report`, `_check` (check-history, with
-`_txn` for transaction histories); `_group` holds the group and what the
+`_txn` for transaction histories), `_search` (explore); `_group` holds the group and what the
 commands share, `_guard` the user's program misbehaving, `_explore` the
 exploration flags. This is the only package that imports click (besides a
 sweep's progress lines).
@@ -26,6 +26,7 @@ from seedbed.cli._group import SEED, cli
 from seedbed.cli._lint import lint
 from seedbed.cli._report import report
 from seedbed.cli._run import replay, run
+from seedbed.cli._search import explore_command
 from seedbed.cli._shrink import shrink
 from seedbed.cli._sweep import check_determinism, sweep
 from seedbed.cli._view import view
@@ -34,6 +35,7 @@ __all__ = ["SEED", "cli", "main"]
 
 for _command in (run, replay, sweep, check_determinism, check_history, report, shrink, lint, view):
     cli.add_command(_command)
+cli.add_command(explore_command)  # seedbed explore: coverage-guided search (issue 26)
 
 
 def main() -> None:

@@ -33,11 +33,17 @@ SITE_FIRE_PROBABILITY = 0.25
 _ATTR = "_seedbed_hooks"
 _running_loop = asyncio._get_running_loop
 
+# Set while a coverage-guided search collects a run's features: every
+# `RunHooks` made meanwhile is appended, so the search reads them after the
+# run. Read once per run (when the hooks are made), never per call.
+collecting: list[RunHooks] | None = None
+
 
 class RunHooks:
     """One run's buggify switch, failpoint odds, buggify sites and assertion catalog."""
 
-    __slots__ = ("buggify", "catalog", "failpoint_probability", "sites", "stream", "trace")
+    __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability", "sites",
+                 "stream", "trace")  # fmt: skip
 
     def __init__(self, loop: SeedbedLoop) -> None:
         self.buggify = False
@@ -47,6 +53,14 @@ class RunHooks:
         self.trace = loop.trace
         # message -> [kind, evaluated, true, location]; insertion order is run order
         self.catalog: dict[str, list[Any]] = {}
+        # `seedbed.coverage` points reached ("name=bucket") and `maximize`/`minimize`
+        # extremes ("max name" -> value): a search's features. Each keeps where in
+        # the run's draws it was first reached (the best value: last set), when
+        # choices are recorded (else 0), so a search can branch from there.
+        self.coverage: dict[str, int] = {}
+        self.extremes: dict[str, tuple[float, int]] = {}
+        if collecting is not None:
+            collecting.append(self)
 
     def configure(self, *, buggify: bool, failpoint_probability: float) -> None:
         if not 0.0 <= failpoint_probability <= 1.0:

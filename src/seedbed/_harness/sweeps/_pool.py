@@ -59,8 +59,10 @@ class WorkerPool:
         log_dir: Path,
         seed_timeout: float,
         hash_seed: str | None = None,
+        worker: str = _WORKER,
     ) -> None:
         self._settings = {**settings, "parent": os.getpid()}
+        self._worker = worker  # the module each worker runs: a sweep's, or a search's
         self._jobs = jobs
         self._log_dir = log_dir
         self._seed_timeout = seed_timeout
@@ -109,7 +111,7 @@ class WorkerPool:
             env["PYTHONHASHSEED"] = self._hash_seed
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", _WORKER, json.dumps(self._settings)],
+                [sys.executable, "-m", self._worker, json.dumps(self._settings)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, start_new_session=True, close_fds=True,
             )  # fmt: skip

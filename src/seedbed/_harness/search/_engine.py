@@ -1,0 +1,228 @@
+"""Driving a search: batches of plans, run here or on a worker pool, folded in order.
+
+Plans are made a batch (`BATCH` runs) at a time from the corpus as it stood
+when the batch began, and results are folded in run order whatever order
+they finish in: so `--jobs` never changes what is found. Each run's line is
+written as soon as every earlier run's is. With `--runs N` the search is a
+function of its seed and N; with a wall-clock `--budget` it stops at the
+first batch boundary past the budget (in this process: the first run) and
+its log says what it did, so a resumed or repeated search can follow it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seedbed._harness.search._execute import choices_of, execute
+from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
+from seedbed._harness.search._state import State
+from seedbed._harness.search._store import Store, header_of, order_of
+from seedbed._harness.shrink._trial import asyncio_log_off
+from seedbed._harness.targets import resolve
+from seedbed.errors import UsageError
+
+_SEARCH_WORKER = "seedbed._harness.search._worker"
+Fold = Callable[[Plan, dict[str, Any]], bool]  # fold one run; False: stop the search
+
+
+@dataclass
+class ExploreSpec:
+    """What to search: a target, the explorer's seed, and when to stop."""
+
+    target: str
+    out: Path
+    seed: int = 0
+    runs: int | None = None  # a budget counted in runs: the search repeats exactly
+    budget: float | None = None  # wall-clock seconds
+    jobs: int = 1
+    resume: bool = False
+    stop_on_failure: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    runner: str = "seedbed"
+    seed_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        if (self.runs is None) == (self.budget is None):
+            raise UsageError("explore needs one budget: --runs N or --budget DURATION")
+
+
+@dataclass
+class Search:
+    """A search as it ends: its state, the runs it made now, and why it stopped."""
+
+    state: State
+    store: Store
+    ran: int = 0
+    resumed: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+
+
+def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambda _: None
+            ) -> Search:  # fmt: skip
+    """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
+    obj = resolve(spec.target)
+    store = Store(spec.out, header_of(spec.target, spec.seed, spec.options), spec.resume)
+    search = Search(State(), store)
+    snapshot = _replay_log(spec, search)
+    started = time.monotonic()  # the harness's wall clock, outside every run
+    with asyncio_log_off():
+        _search(spec, obj, search, snapshot, started, on_line)
+    search.seconds = time.monotonic() - started
+    return search
+
+
+def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
+    """Fold the lines of an earlier search back in; the corpus at the last batch's start."""
+    state, store = search.state, search.store
+    snapshot: list[Candidate] = []
+    for line in store.lines:
+        index = state.runs
+        if index % BATCH == 0:
+            snapshot = state.candidates()
+        plan = make_plan(spec.seed, index, snapshot, index - index % BATCH)
+        if line.get("index") != index or line.get("plan") != plan.to_json():
+            raise UsageError(
+                f"--resume: run {index} in {store.log} is not the run this search makes "
+                "there (another seedbed, or an edited log); start afresh"
+            )
+        chosen = store.read_entry(line) if line.get("entry") else None
+        state.apply(line, chosen)
+    search.resumed = state.runs
+    if state.runs % BATCH == 0:
+        snapshot = state.candidates()
+    return snapshot
+
+
+def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
+            started: float, on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+    state = search.state
+    pool = _pool(spec) if spec.jobs > 1 else None
+    try:
+        while True:
+            why = _why_stop(spec, search, started)
+            if why:
+                search.stopped = why
+                return
+            start = state.runs
+            if start % BATCH == 0:
+                snapshot = state.candidates()
+            end = start - start % BATCH + BATCH
+            if spec.runs is not None:
+                end = min(end, spec.runs)
+            plans = [make_plan(spec.seed, i, snapshot, start - start % BATCH)
+                     for i in range(start, end)]  # fmt: skip
+            fold = _folder(spec, search, on_line)
+            if pool is None:
+                _run_here(spec, obj, plans, snapshot, started, fold)
+            else:
+                _run_pooled(pool, plans, snapshot, fold)
+            if search.stopped:
+                return
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _folder(spec: ExploreSpec, search: Search, on_line: Callable[[dict[str, Any]], None]
+            ) -> Fold:  # fmt: skip
+    def fold(plan: Plan, result: dict[str, Any]) -> bool:
+        """Fold one run; False once the search should stop."""
+        if search.stopped:
+            return False
+        _fold(spec, search, plan, result, on_line)
+        if spec.stop_on_failure and search.state.buckets:
+            search.stopped = "a run failed"
+        return not search.stopped
+
+    return fold
+
+
+def _why_stop(spec: ExploreSpec, search: Search, started: float) -> str:
+    if spec.runs is not None and search.state.runs >= spec.runs:
+        return f"{spec.runs} runs done"
+    if spec.budget is not None and time.monotonic() - started >= spec.budget:
+        return f"budget of {spec.budget:g}s spent"
+    if spec.stop_on_failure and search.state.buckets:
+        return "a run failed"
+    return ""
+
+
+def _source(plan: Plan, snapshot: list[Candidate]) -> list[Any] | None:
+    return None if plan.parent is None else snapshot[plan.parent].choices
+
+
+def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Candidate],
+              started: float, fold: Fold) -> None:  # fmt: skip
+    for plan in plans:
+        if spec.budget is not None and time.monotonic() - started >= spec.budget:
+            return
+        if not fold(plan, execute(obj, plan, _source(plan, snapshot), spec.options)):
+            return
+
+
+def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
+          on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+    state, store = search.state, search.store
+    line = state.line_of(plan, result)
+    chosen = choices_of(result["choices"])
+    kept = state.keeps(line)
+    if kept:
+        line["entry"] = store.write_choices("corpus", plan.index, plan.seed, chosen, None)
+        line["order"] = order_of(chosen)
+    if state.new_bucket(line) and chosen:
+        path = store.write_choices("failures", plan.index, plan.seed, chosen, result["failure"])
+        line["failure_file"] = path
+        line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
+    store.append(line)
+    state.apply(line, chosen if kept else None)
+    search.ran += 1
+    on_line(line)
+
+
+# -- the worker pool ----------------------------------------------------------
+
+
+def _pool(spec: ExploreSpec) -> Any:
+    from seedbed._harness.sweeps._pool import WorkerPool
+
+    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options}
+    return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
+                      worker=_SEARCH_WORKER)  # fmt: skip
+
+
+def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold) -> None:
+    """Run the batch on the pool, folding each result as soon as every earlier
+    run's is folded (so a kill loses only runs not yet folded)."""
+    by_seed = {plan.seed: plan for plan in plans}
+    answers: dict[int, dict[str, Any]] = {}
+    waiting = list(plans)
+
+    def flush() -> None:
+        while waiting and waiting[0].index in answers:
+            plan = waiting.pop(0)
+            fold(plan, answers.pop(plan.index))
+
+    def answered(record: dict[str, Any]) -> None:
+        if "index" in record:
+            answers[int(record["index"])] = record
+            flush()
+            return
+        plan = by_seed[int(record["seed"])]  # a worker died or timed out running it
+        failure = {"error_type": record["error_type"], "bucket": record["bucket"],
+                   "message": record["message"]}  # fmt: skip
+        answers[plan.index] = {"index": plan.index, "seed": plan.seed, "status": record["status"],
+                               "failure": failure, "steps": None, "features": [],
+                               "declared": [], "extremes": {}, "choices": []}  # fmt: skip
+        flush()
+
+    requests = []
+    for plan in plans:
+        source = _source(plan, snapshot)
+        rows = None if source is None else [[c.stream, c.reason, c.value] for c in source]
+        requests.append({"seed": plan.seed, "plan": plan.to_json(), "source": rows})
+    pool.run(requests, answered)

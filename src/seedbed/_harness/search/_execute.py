@@ -1,0 +1,67 @@
+"""Running one plan of a search, in whichever process: its result as JSON data.
+
+A fresh plan records its draws; a branch or mutation replays its source's
+first draws and then draws afresh (`seedbed._core.branching`). Either way
+the run's own choices come back in draw order, so a run kept in the corpus
+or written as a failure replays exactly from its choice file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from seedbed._core import entropy
+from seedbed._core.branching import BranchSession
+from seedbed._core.choices import Choice, ChoiceSession
+from seedbed._harness.search._features import collecting, coverage_of
+from seedbed._harness.search._plan import Plan
+from seedbed._harness.shrink._trial import failure_of
+from seedbed._harness.targets import run_target
+from seedbed.errors import UsageError
+
+
+def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
+            options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Run `plan` (replaying `source`, its parent's choices, for a branch)."""
+    made: ChoiceSession = (
+        ChoiceSession()
+        if source is None
+        else BranchSession(
+            plan.source(list(source)), plan.prefix, plan.redraw_streams, plan.hotter or 1.0
+        )
+    )
+    given = {key: value for key, value in options.items() if value not in (None, False)}
+    previous = entropy.choice_session
+    entropy.choice_session = made
+    try:
+        with collecting() as hooks:
+            try:
+                outcome = run_target(obj, plan.seed, last_events=False, **given)
+                error, steps, faults = outcome.error, outcome.steps, outcome.faults
+            except UsageError:
+                raise
+            except Exception as exc:  # a failure outside the simulation proper
+                error, steps, faults = exc, None, None
+    finally:
+        entropy.choice_session = previous
+    chosen = list(made.choices)
+    covered = coverage_of(hooks, chosen, faults)
+    return {
+        "index": plan.index,
+        "seed": plan.seed,
+        "status": "pass" if error is None else "fail",
+        "failure": failure_of(error),
+        "steps": steps,
+        "features": covered.features,
+        "declared": covered.declared,
+        "extremes": covered.extremes,
+        "positions": covered.positions,
+        "choices": [[c.stream, c.reason, c.value] for c in chosen],
+    }
+
+
+def choices_of(rows: Sequence[Sequence[Any]]) -> list[Choice]:
+    """A result's choices (rows of [stream, reason, value], in draw order)."""
+    return [Choice(str(stream), str(reason), value, order)
+            for order, (stream, reason, value) in enumerate(rows)]  # fmt: skip

@@ -1,0 +1,175 @@
+"""Deciding each run of a search: a fresh seed, or a branch of a corpus entry.
+
+Run `index` draws every decision from its own stream, derived from the
+explorer's seed and the index, and reads only the corpus as it stood when
+its batch began. So the search is a function of (seed, number of runs):
+the same on any number of workers, in one go or resumed.
+
+The kinds of run:
+
+- `fresh`: a new seed, drawn as a sweep would (a third of runs, and every
+  run while the corpus is empty);
+- `branch`: replay an entry's first `prefix` draws, then draw afresh
+  (one in five of the rest): half the time the prefix ends where the entry
+  reached what it found first (a coverage point, a best value), so the
+  search climbs on from there; else anywhere;
+- `refault`: replay all of an entry's draws except one fault stream's
+  (the nemesis's three times in four when it has one, else one of the
+  nemesis, buggify and failpoints, the network's), drawn afresh with its
+  waits 1 to 16 times shorter: the same state reached, more and other
+  faults in it (two in five of the rest);
+- `shift`: replay all of an entry's draws with one number scaled by 2**u,
+  u in [-2, 2): a fault's time (`nemesis: time to next fault`) when the
+  entry has one, else any number; after the entry's draws run out, fresh
+  draws;
+- `flip`: the same with one yes/no draw flipped (a dropped message, a
+  failpoint or buggify site firing, or not).
+
+Which entry: drawn by energy, the entry's weight halving for every
+`HALF_LIFE` runs since it (or a run branched from it) last found something,
+and multiplied by up to `RARE_BOOST` when what it found is rare (reached by
+few runs: 16 / that many, at least 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from seedbed._core.choices import Choice, Value
+from seedbed._core.entropy import Stream, derive_seed
+from seedbed._core.trace import Trace
+
+BATCH = 8  # plans decided together: fixed, so --jobs never changes the search
+HALF_LIFE = 16  # runs
+RARE_BOOST = 16  # an entry that found what one run reached weighs 16 times one common
+_TOP_WEIGHT = 1 << 10
+_SEED_BITS = 32
+_FRESH_ONE_IN = 3
+_FAULT_TIME = "nemesis: time to next fault"
+_KINDS = ("branch", "refault", "refault", "shift", "flip")
+FAULT_STREAMS = ("nemesis", "buggify", "net")  # where a run's faults are drawn
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One run of the search: its seed and, for a branch, what it replays."""
+
+    index: int
+    seed: int
+    kind: str  # fresh | branch | refault | shift | flip
+    parent: int | None = None  # the corpus entry branched from
+    prefix: int = 0  # draws replayed before fresh draws
+    redraw: str | None = None  # a stream drawn afresh from the start
+    hotter: float | None = None  # its waits divided by this
+    position: int | None = None  # the draw a mutation changes
+    value: Value = None  # its new value
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        return cls(**data)
+
+    @property
+    def redraw_streams(self) -> tuple[str, ...]:
+        return () if self.redraw is None else (self.redraw,)
+
+    def source(self, parent: list[Choice]) -> list[Choice]:
+        """The choices this plan replays: the parent's, with its mutation applied."""
+        if self.position is None:
+            return parent
+        edited = list(parent)
+        old = edited[self.position]
+        edited[self.position] = Choice(old.stream, old.reason, self.value, old.order)
+        return edited
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What plan-making needs to know of a corpus entry."""
+
+    choices: list[Choice]
+    last_found: int  # the run index at which it, or a branch of it, last found something
+    at: list[int]  # where in its draws it reached what it found (if known)
+    rarest: int = 1  # how many runs reached the rarest thing it found
+
+
+def plan_stream(explorer_seed: int, index: int) -> Stream:
+    name = f"explore plan {index}"
+    return Stream(name, derive_seed(explorer_seed, name), Trace())
+
+
+def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int) -> Plan:
+    """Run `index`'s plan, given the corpus as it stood at run `now` (its batch's start)."""
+    draw = plan_stream(explorer_seed, index)
+    seed = draw.below(1 << _SEED_BITS, "explore: seed")
+    if not corpus or draw.below(_FRESH_ONE_IN, "explore: fresh or branch") == 0:
+        return Plan(index, seed, "fresh")
+    parent = _pick(draw, corpus, now)
+    choices = corpus[parent].choices
+    kind = _KINDS[draw.below(len(_KINDS), "explore: kind")]
+    if kind == "refault":
+        present = [name for name in FAULT_STREAMS if any(c.stream == name for c in choices)]
+        if present:
+            world = present[0] == "nemesis" and draw.below(4, "explore: refault the nemesis") > 0
+            redraw = "nemesis" if world else present[draw.below(len(present), "explore: refault")]
+            hotter = 2.0 ** draw.uniform(0.0, 4.0, "explore: refault how much hotter")
+            return Plan(index, seed, kind, parent, len(choices), redraw=redraw, hotter=hotter)
+    elif kind != "branch":
+        mutated = _mutation(draw, kind, choices)
+        if mutated is not None:
+            position, value = mutated
+            return Plan(index, seed, kind, parent, len(choices), position=position, value=value)
+    at = corpus[parent].at
+    if at and draw.below(2, "explore: prefix where it found") == 0:
+        prefix = at[draw.below(len(at), "explore: prefix which find")]
+    else:
+        prefix = draw.below(len(choices) + 1, "explore: prefix")
+    return Plan(index, seed, "branch", parent, prefix)
+
+
+def energy(candidate: Candidate, now: int) -> int:
+    """The entry's weight: halved for every HALF_LIFE runs without a finding,
+    and up to RARE_BOOST times more for what few runs reached."""
+    age = max(0, now - candidate.last_found)
+    recency = max(1, _TOP_WEIGHT >> min(10, age // HALF_LIFE))
+    return recency * max(1, RARE_BOOST // max(1, candidate.rarest))
+
+
+def _pick(draw: Stream, corpus: list[Candidate], now: int) -> int:
+    weights = [energy(candidate, now) for candidate in corpus]  # integers: an exact sum
+    point = draw.below(sum(weights), "explore: entry")
+    for index, weight in enumerate(weights):
+        if point < weight:
+            return index
+        point -= weight
+    return len(corpus) - 1  # not reached: the point is below the sum
+
+
+def _mutation(draw: Stream, kind: str, choices: list[Choice]) -> tuple[int, Value] | None:
+    if kind == "shift":
+        places = [
+            i for i, c in enumerate(choices) if _is_float(c.value) and c.reason == _FAULT_TIME
+        ]
+        places = places or [i for i, c in enumerate(choices) if _is_float(c.value)]
+    else:
+        places = [i for i, c in enumerate(choices) if c.value in (0, 1) and _is_int(c.value)]
+    if not places:
+        return None
+    position = places[draw.below(len(places), f"explore: {kind} which")]
+    old = choices[position].value
+    if kind == "flip":
+        return position, 1 - int(old or 0)
+    factor = 2.0 ** draw.uniform(-2.0, 2.0, "explore: shift factor")
+    assert isinstance(old, float)
+    return position, old * factor
+
+
+def _is_float(value: Value) -> bool:
+    return isinstance(value, float) and value == value and abs(value) != float("inf")
+
+
+def _is_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
