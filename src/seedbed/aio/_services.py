@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
@@ -158,6 +160,19 @@ class LoopServices(IOMethods):
 
     def get_debug(self) -> bool:
         return self._debug
+
+    @staticmethod
+    def debug_by_default() -> bool:
+        """Whether a new loop starts in debug mode: as stock asyncio decides it.
+
+        `python -X dev`, or `PYTHONASYNCIODEBUG` set to anything non-empty
+        (unless `python -E` ignores the environment). Debug mode changes what
+        asyncio records and logs (where futures and coroutines were created),
+        never the order anything runs in, so a run's trace is the same either way.
+        """
+        if sys.flags.dev_mode:
+            return True
+        return not sys.flags.ignore_environment and bool(os.environ.get("PYTHONASYNCIODEBUG"))
 
     def set_debug(self, enabled: bool) -> None:
         self._debug = enabled
