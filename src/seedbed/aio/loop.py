@@ -45,7 +45,7 @@ from seedbed._core import Entropy, Trace, VirtualClock, contract
 from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.trace import MASK, PRIME
-from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _threads
+from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
@@ -166,6 +166,7 @@ class SeedbedLoop(TaskWatch):
         warn_once_if_unfixed()
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
+        _sockets.install()
         collector = _collect.Stretch()
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
@@ -187,6 +188,7 @@ class SeedbedLoop(TaskWatch):
                 st.trace.emit("unseed", "random module", unseed_draw())
             finally:
                 collector.end()
+                _sockets.restore()
                 _blocking.restore()
                 _interpose.deactivate()
                 st.running = False
