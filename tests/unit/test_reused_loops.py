@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import os
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,3 +237,48 @@ def test_a_call_from_another_thread_while_the_loop_runs_is_an_escape() -> None:
         thread.join()
     loop.close()
     assert len(errors) == 1
+
+
+# -- 31.5: no teardown noise stock asyncio does not print ----------------------
+
+
+def _abandon_in_a_cycle(make_loop: Any) -> list[str]:
+    """aioitertools' helper and its zip_longest: a loop per test, closed without
+    shutdown_asyncgens, and an async generator dropped inside a reference cycle
+    (its StopAsyncIteration's traceback), so only the garbage collector finalizes
+    it. The RuntimeWarnings and unraisable errors that follow, as text."""
+
+    async def numbers() -> Any:
+        for n in range(10):
+            yield n
+
+    async def take_one() -> int:
+        cycle: dict[str, Any] = {"gen": numbers()}
+        cycle["self"] = cycle
+        return int(await cycle["gen"].__anext__())  # iterated, then abandoned
+
+    noise: list[str] = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda raised: noise.append(f"unraisable: {raised.exc_value}")
+    gc.collect()
+    gc.disable()  # the collector runs only where the test says
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loop = make_loop()
+            try:
+                assert loop.run_until_complete(take_one()) == 0
+            finally:
+                loop.close()
+            del loop
+            gc.collect()
+        noise += [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    finally:
+        gc.enable()
+        sys.unraisablehook = old_hook
+    return noise
+
+
+def test_an_abandoned_async_generator_leaves_no_noise_when_the_loop_just_closes() -> None:
+    assert _abandon_in_a_cycle(asyncio.new_event_loop) == []  # stock: silent
+    assert _abandon_in_a_cycle(lambda: seedbed.new_event_loop(seed=1)) == []

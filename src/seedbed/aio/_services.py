@@ -113,7 +113,15 @@ class LoopServices(IOMethods):
         context = self._st.asyncgens.owner_context(agen)
         if self._closed:
             return
-        self.call_soon(self.create_task, agen.aclose(), context=context)
+        # `aclose()` is made when the callback runs, not now: the run's closing
+        # collection (`_collect`) finalizes generators after the last batch,
+        # and a loop closed before running again would drop a coroutine made
+        # here unawaited ("coroutine method 'aclose' was never awaited", which
+        # stock asyncio, collecting later, never shows). The trace is the same.
+        self.call_soon(self._close_asyncgen, agen, context=context)
+
+    def _close_asyncgen(self, agen: Any) -> None:
+        self.create_task(agen.aclose())
 
     async def shutdown_asyncgens(self) -> None:
         """Close the async generators still open, each in its owner's context."""
