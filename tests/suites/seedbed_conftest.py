@@ -25,8 +25,13 @@ from seedbed.aio.loop import SeedbedLoop
 _loops: list[SeedbedLoop] = []
 
 
+_SEED = int(os.environ.get("SEEDBED_SUITE_SEED", "1"))
+# SEEDBED_SUITE_EXPLORE=1: task-order exploration on, to check a suite passes with it.
+_OPTIONS = {"explore_tasks": True} if os.environ.get("SEEDBED_SUITE_EXPLORE") == "1" else {}
+
+
 def _new_loop() -> SeedbedLoop:
-    loop = seedbed.new_event_loop(seed=int(os.environ.get("SEEDBED_SUITE_SEED", "1")))
+    loop = seedbed.new_event_loop(seed=_SEED, **_OPTIONS)
     _loops.append(loop)
     return loop
 
@@ -44,9 +49,7 @@ if os.environ.get("SEEDBED_SUITE_POLICY") == "1":
     # For suites that make their loops without pytest-asyncio (anyio's pytest
     # plugin, unittest's IsolatedAsyncioTestCase, asyncio.new_event_loop()):
     # the policy is the other line a user adds.
-    asyncio.set_event_loop_policy(
-        _CountingPolicy(seed=int(os.environ.get("SEEDBED_SUITE_SEED", "1")))
-    )
+    asyncio.set_event_loop_policy(_CountingPolicy(seed=_SEED, **_OPTIONS))
 
 
 def pytest_asyncio_loop_factories(
