@@ -282,3 +282,21 @@ def _abandon_in_a_cycle(make_loop: Any) -> list[str]:
 def test_an_abandoned_async_generator_leaves_no_noise_when_the_loop_just_closes() -> None:
     assert _abandon_in_a_cycle(asyncio.new_event_loop) == []  # stock: silent
     assert _abandon_in_a_cycle(lambda: seedbed.new_event_loop(seed=1)) == []
+
+
+def test_a_run_seedbed_owns_stays_a_deadlock_whatever_threads_are_alive() -> None:
+    """seedbed.run's loop is born inside the call: no thread can hold it (a sweep's
+    worker threads, Dask's, must not turn its seeds' deadlocks into escapes)."""
+    go = threading.Event()
+    bystander = threading.Thread(target=lambda: go.wait(10), name="bystander")
+    bystander.start()
+
+    async def main() -> None:
+        await asyncio.get_running_loop().create_future()
+
+    try:
+        with pytest.raises(seedbed.Deadlock):
+            seedbed.run(main, seed=1)
+    finally:
+        go.set()
+        bystander.join()

@@ -11,10 +11,13 @@ at a moment its timing decides. So such a run fails with a
 `SimulationEscape` that names the threads, which is what the user must
 change, instead of a deadlock report about their tasks.
 
-Only non-daemon threads count: a daemon thread is background machinery
-(a pool's helper, a watchdog), and naming it would turn real deadlocks into
-escapes. The names come sorted, so the message does not depend on the order
-the threads started in.
+Only loops made by `new_event_loop` or `EventLoopPolicy` are checked: the
+loop of `seedbed.run` or of a `Simulation` is made inside the call, so no
+thread can hold it, and a sweep's worker threads (Dask's) must not turn the
+deadlocks of its seeds into escapes. Only non-daemon threads count: a daemon
+thread is background machinery (a pool's helper, a watchdog), and naming it
+would turn real deadlocks into escapes. The names come sorted, so the message
+does not depend on the order the threads started in.
 """
 
 from __future__ import annotations

@@ -103,6 +103,7 @@ class SeedbedLoop(TaskWatch):
         self._task_factory: Any = None
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
+        self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
         self._host = RunHost(self)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
@@ -398,7 +399,11 @@ class SeedbedLoop(TaskWatch):
     def _idle_forever(self) -> SimulationFailure:
         """Nothing can ever run again: a deadlock, unless a real thread could wake
         the loop (see `_threads`), which is an escape naming those threads."""
-        threads = _threads.other_threads()
+        # Only a loop other code made and holds (new_event_loop, the policy) can
+        # have been handed to a thread before it ran; `seedbed.run`'s and a
+        # world's are born inside the call, and a sweep's worker threads (Dask)
+        # must not turn their deadlocks into escapes.
+        threads = _threads.other_threads() if self._standalone else []
         if not threads:
             return self._fail(deadlock_error(self._st))
         escape = self._host.escape(*_threads.waiting_on_threads(threads))
