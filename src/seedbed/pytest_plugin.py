@@ -14,7 +14,9 @@ it, and the terminal summary lists them all.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import hashlib
 import inspect
 import os
@@ -149,11 +151,16 @@ def replay_line(item: pytest.Item, seed: int) -> str:
 
 
 def _retarget(error: BaseException, replay: str) -> None:
-    """Make the failure's own replay command the pytest line that reruns it."""
+    """Make the failure's own replay command the pytest line that reruns it, and
+    keep the report pytest shows short: the last few events (the replay prints
+    the whole report)."""
     from seedbed.errors import SimulationFailure
 
     if isinstance(error, SimulationFailure) and error.context is not None:
         error.context = dataclasses.replace(error.context, replay=replay)
+    report = getattr(error, "report", None)
+    if report is not None and len(report.last_events) > _EVENTS_SHOWN:
+        report.last_events = report.last_events[-_EVENTS_SHOWN:]
     notes = getattr(error, "__notes__", None)
     if notes:
         error.__notes__ = [
@@ -162,6 +169,28 @@ def _retarget(error: BaseException, replay: str) -> None:
             else note
             for note in notes
         ]
+
+
+# The failure pytest shows is the user's: frames inside seedbed (the loop, the
+# world, the scenario's phases) and asyncio's are left out of its traceback.
+_HIDDEN_DIRS = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(asyncio.__file__))
+_EVENTS_SHOWN = 5
+
+
+def _user_frames(original: Callable[[Any], Any], excinfo: Any) -> Any:
+    """pytest's own filter, then without seedbed's and asyncio's frames (unless
+    nothing would be left, or `--fulltrace` asks for everything)."""
+    traceback = original(excinfo)
+    kept = traceback.filter(lambda entry: not str(entry.path).startswith(_HIDDEN_DIRS))
+    return kept if len(kept) else traceback
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("seedbed") is None or item.config.getoption("fulltrace"):
+        return
+    original = getattr(item, "_traceback_filter", None)
+    if original is not None:
+        setattr(item, "_traceback_filter", functools.partial(_user_frames, original))  # noqa: B010
 
 
 @pytest.fixture

@@ -211,3 +211,52 @@ def test_randomized_string_hashing_is_announced_in_the_header_and_each_failure(
     fixed = pytester.runpytest_subprocess("-p", "no:cacheprovider").stdout.str()
     assert "seedbed: string hashing fixed (PYTHONHASHSEED=0)" in fixed
     assert "note: string hashing" not in fixed
+
+
+BROKEN_INVARIANT = """
+import asyncio
+import pytest
+from seedbed import FaultProfile, Scenario
+
+async def idle():
+    await asyncio.sleep(5)
+
+def setup(sim):
+    sim.host("n1", idle)
+    sim.client("c1", idle)
+
+def count_never_drops():
+    assert False, "the count went down"
+
+broken = Scenario("broken", setup, faults=FaultProfile(crash_per_second=1.0), duration=5.0,
+                  invariants=[count_never_drops])
+
+@pytest.mark.seedbed(seeds=1)
+def test_broken(seedbed_run):
+    seedbed_run(broken)
+"""
+
+
+def test_a_failing_invariant_shows_the_users_frames_in_at_most_40_lines(
+    pytester: pytest.Pytester,
+) -> None:
+    """Issue 28.8: 123 lines, 80 of them seedbed's frames, for one failure."""
+    pytester.makepyfile(test_broken=BROKEN_INVARIANT)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if "FAILURES" in line)
+    end = next(i for i, line in enumerate(lines) if "short test summary" in line)
+    failure = lines[start:end]
+    assert len(failure) <= 40, "\n".join(failure)
+    shown = "\n".join(failure)
+    assert 'assert False, "the count went down"' in shown  # the invariant's own line
+    assert "seedbed_run(broken)" in shown  # the test's line
+    assert "site-packages" not in shown and "/seedbed/" not in shown.replace("/seedbed/sweeps", "")
+    assert "replay this seed: " in shown
+
+
+def test_fulltrace_still_shows_every_frame(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_broken=BROKEN_INVARIANT)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--fulltrace")
+    assert "seedbed/aio/loop.py" in "\n".join(result.outlines)

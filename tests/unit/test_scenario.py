@@ -82,7 +82,7 @@ def test_liveness_failure_names_only_the_predicates_still_false() -> None:
     with pytest.raises(LivenessFailure) as info:
         _scenarios.stuck.run(seed=0)
     message = info.value.message
-    assert "1 property still false 5s after the faults stopped: never_ready (returned false)" in (
+    assert "1 property still false 5s after the faults stopped: never_ready (returned False)" in (
         message
     )
     assert "ready (" not in message.replace("never_ready (", "")
@@ -170,7 +170,8 @@ def test_the_failure_report_reads_as_documented() -> None:
     assert lines[3] == "  fault profile: no faults"
     assert lines[4] == "  last 9 events:"  # the whole run: nine events and a time jump
     assert lines[5] == "    task 1 Task-1 _run_main"  # the default name, the same on 3.11-3.13
-    assert lines[12] == "    t=3.000001s invariant broke value_not_negative"  # stamped with time
+    broke = "    t=3.001000s invariant broke value_not_negative"  # at 3 s, on a 1 ms tick
+    assert lines[12] == broke
     assert lines[-2] == "  view:   seedbed view tests.unit._scenarios:flapping --seed 0"
     assert lines[-1] == "  replay: seedbed run tests.unit._scenarios:flapping --seed 0"
 
@@ -286,3 +287,36 @@ def test_a_usage_error_raised_while_the_world_runs_fails_that_seed_only() -> Non
     assert "UsageError: value 7 is written to key 'k' more than once" in str(error)
     with pytest.raises(seedbed.UsageError):  # before the world runs: the target's error
         Scenario("broken", lambda sim: sim.client("c", 42), duration=1.0).execute(3)
+
+
+def _forgot_to_return() -> None:
+    """An invariant whose author forgot `return True`."""
+
+
+def test_an_invariant_returning_none_says_so_and_what_it_must_return() -> None:
+    async def idle() -> None:
+        await asyncio.sleep(1)
+
+    def setup(sim: Simulation) -> None:
+        sim.client("c1", idle)
+
+    scenario = Scenario("forgetful", setup, duration=1.0, invariants=[_forgot_to_return])
+    with pytest.raises(InvariantViolation) as info:
+        scenario.run(seed=0)
+    assert (
+        "invariant _forgot_to_return broke: returned None, not True: an invariant must "
+        "return True when it holds (or raise AssertionError with a message)"
+    ) in info.value.message
+
+
+def test_a_liveness_predicate_returning_a_count_says_what_it_returned() -> None:
+    async def idle() -> None:
+        await asyncio.sleep(1)
+
+    def setup(sim: Simulation) -> None:
+        sim.client("c1", idle)
+
+    scenario = Scenario("count", setup, duration=1.0, liveness=[lambda: 0], liveness_timeout=1.0)
+    with pytest.raises(LivenessFailure) as info:
+        scenario.run(seed=0)
+    assert "returned 0, not True: a liveness predicate must return True" in info.value.message

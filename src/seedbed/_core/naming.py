@@ -89,11 +89,26 @@ def replay_command(
     return f"seedbed run {target} --seed {seed}{_flags(options)}"
 
 
+# Boolean options that are on by default: what turns each off.
+OFF_FLAGS = {"explore_tasks": "--no-explore-tasks"}
+
+
 def _flags(options: dict[str, Any]) -> str:
-    return "".join(
-        f" {RUN_FLAGS[key]}" if value is True else f" {RUN_FLAGS[key]} {value}"
-        for key, value in options.items()
-    )
+    return "".join(_flag(key, value) for key, value in options.items())
+
+
+def _flag(key: str, value: Any) -> str:
+    """One option as the command line takes it: a switch is there or not
+    (`--strict`, never `--strict False`, which click reads as a stray
+    argument), an off value has its off switch or is the default and is left
+    out, a value follows its flag, and an option left unset (None) is left out."""
+    if value is None:
+        return ""
+    if value is True:
+        return f" {RUN_FLAGS[key]}"
+    if value is False:
+        return f" {OFF_FLAGS[key]}" if key in OFF_FLAGS else ""
+    return f" {RUN_FLAGS[key]} {value}"
 
 
 def describe_scenario(scenario: Any) -> str | None:

@@ -1,6 +1,6 @@
 """Which standard-library names read the real world, by fully qualified name.
 
-Two kinds, following what `seedbed.aio` interposes (README, "Inside a run"):
+Two kinds, following what `seedbed.aio` interposes (docs/reference/interposition.md):
 
 - `CLOCKS` and `ENTROPY` are virtualized *during* a run, so a call inside a
   function is fine; read at import time (module level, class bodies, default

@@ -2,7 +2,7 @@
 
 The one distinction that matters for clocks and entropy is *when* code runs.
 Inside a run seedbed virtualizes `time.time()`, `random.random()` and the
-rest (README, "Inside a run"), so a call in a function body is fine. Code
+rest (docs/reference/interposition.md), so a call in a function body is fine. Code
 that runs at import time does not run inside a run: module-level statements,
 class bodies (of classes defined at import time), default values and
 decorators of functions defined at import time. There a clock or entropy

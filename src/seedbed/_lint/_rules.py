@@ -10,7 +10,7 @@ The codes are grouped by what leaks:
 - SB4xx: orders set by hashing or memory addresses;
 - SB5xx: the pragmas themselves.
 
-The README's rule table is this table (a test checks that every code is
+The rule table of docs/reference/lint-rules.md is this table (a test checks that every code is
 there); keep the wording of each in step.
 """
 

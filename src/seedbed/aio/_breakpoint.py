@@ -2,7 +2,8 @@
 
 `seedbed run TARGET --seed N --break-at STEP|TIME` requests a break before
 the run starts (`request`); every loop made while the request stands arms it
-(a target that builds its own `Simulation` included). The loop reaches the
+(a target that builds its own `Simulation` included), and the first stop
+withdraws it, so the debugger opens once. The loop reaches the
 point through the step budget it already checks, so an unarmed loop pays
 nothing. For a step S the budget is lowered to S - 1, and when the loop
 reaches it, the callback that will run step S is wrapped to open the
@@ -88,6 +89,9 @@ def stop_here(handle: Any, step: int, now_ns: int) -> None:
     from seedbed._core.identity import current_node
     from seedbed.aio._explore import task_of
 
+    # One stop per command: a scenario runs its failing seed again to build the
+    # failure report, and that loop must not open the debugger a second time.
+    _pending.clear()
     callback = handle._callback
     task = task_of(handle)
     frame = _user_frame(task)  # noqa: F841 (for the debugger: its locals)

@@ -19,7 +19,7 @@ reference). The count is read at the same point of every activation, so
 whether a search happens depends only on what the program did, never on
 timing.
 
-Out of reach (named in the README): copies in tuples other than a function's
+Out of reach (named in docs/reference/interposition.md): copies in tuples other than a function's
 defaults or a partial's arguments, in lists, sets and frozensets, in objects
 of C types (other than `staticmethod`, `classmethod`, `partial` and
 `__slots__`), in immutable types, and copies made while a run is active

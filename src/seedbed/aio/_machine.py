@@ -29,7 +29,7 @@ library, looking up a       whatever it likes)
 function in one
 ==========================  ==========================================  ============
 
-Out of reach (the README's "Inside a run" lists them, and why): SQLite's
+Out of reach (docs/reference/interposition.md lists them, and why): SQLite's
 `CURRENT_TIMESTAMP`, `CURRENT_DATE` and `CURRENT_TIME` (keywords, not
 functions: no Python hook sees them); a ctypes function looked up before the
 run and called inside it (calls are not audited, only look-ups); OpenSSL's

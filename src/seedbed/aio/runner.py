@@ -247,8 +247,8 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
     failure that happens again is raised as it was. A malformed or cut trace
     is a `UsageError` naming the line, never a divergence or a replay. A trace
     recorded on another Python version says so in the `Nondeterminism` it
-    raises: where the standard library changed (README, "One trace across
-    versions"), such a trace cannot replay.
+    raises: where the standard library changed (docs/explanation/streams-and-hash.md,
+    "One trace across versions"), such a trace cannot replay.
     """
     recorded = RecordedTrace(trace)
     try:
@@ -313,9 +313,9 @@ def note_python_version(exc: Nondeterminism, recorded: object) -> bool:
 
     `recorded` is the trace header's `python`. Where minor versions differ the
     message becomes one line naming both versions and the first differing
-    event (README, "One trace across versions": `wait_for`, for one, runs
-    differently before 3.12). Returns whether it did; a second call does not
-    add it again.
+    event (docs/explanation/streams-and-hash.md, "One trace across versions":
+    `wait_for`, for one, runs differently before 3.12). Returns whether it did;
+    a second call does not add it again.
     """
     actual = platform.python_version()
     if not isinstance(recorded, str) or recorded.split(".")[:2] == actual.split(".")[:2]:
@@ -326,7 +326,7 @@ def note_python_version(exc: Nondeterminism, recorded: object) -> bool:
         exc.message = (
             f"the trace was recorded on Python {recorded} and replayed on {actual}, "
             f"and {head}{what}: record it again on this version "
-            "(README: One trace across versions)"
+            "(docs/explanation/streams-and-hash.md, 'One trace across versions')"
         )
         exc.args = (exc.message,)
     return True

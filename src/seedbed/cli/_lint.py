@@ -24,7 +24,7 @@ def lint(paths: tuple[str, ...], as_json: bool) -> None:
     simulated run nondeterministic or escape the simulation.
 
     A line ending in `# seedbed: allow <why>` is exempt. The rules and their
-    fixes: the README, "Linting for determinism".
+    fixes: docs/reference/lint-rules.md.
     """
     try:
         files = python_files(paths)

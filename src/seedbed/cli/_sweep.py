@@ -57,12 +57,26 @@ def _seed_range(first: int, seeds: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="end with one JSON object on stdout")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
-                   "workers (pip install 'seedbed[dask]')")  # fmt: skip
+                   "workers (needs dask.distributed: pip install 'dask[distributed]')")  # fmt: skip
+@click.option(
+    "-x",
+    "--fail-fast",
+    is_flag=True,
+    help="stop at the first failing seed (results kept, summary shown, exit 1)",
+)
+@click.option(
+    "--max-failures",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="stop once N seeds failed (results kept, summary shown, exit 1)",
+)
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
           strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
-          scheduler: str | None, **explore: Any) -> None:  # fmt: skip
+          scheduler: str | None, fail_fast: bool, max_failures: int | None,
+          **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     _seed_range(first, seeds)
     try:
@@ -74,7 +88,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
         options={"max_steps": max_steps, "max_time": max_time, "strict": strict, **explored},
         resume=resume, fresh=fresh, seed_timeout=seed_timeout, as_json=as_json,
         traceback=show_traceback, require_sometimes=require_sometimes, argv=argv(),
-        scheduler=scheduler,
+        scheduler=scheduler, max_failures=1 if fail_fast else max_failures,
     )  # fmt: skip
     try:
         code = run_sweep(spec)

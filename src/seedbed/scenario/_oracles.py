@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from seedbed._core.validate import shown
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import InvariantViolation
 from seedbed.scenario._report import user_location
@@ -36,7 +37,22 @@ def evaluate(predicate: Predicate) -> str | None:
         holds = predicate()
     except AssertionError as exc:
         return str(exc) or "assertion failed"
-    return None if holds else "returned false"
+    return None if holds else returned(holds, "a liveness predicate")
+
+
+def returned(value: object, what: str) -> str:
+    """Why a predicate that returned `value` does not hold, and what it must do: a
+    bare "returned false" misleads when it returned None (a forgotten return)."""
+    if value is False:
+        return "returned False"
+    try:
+        text = shown(value)
+    except Exception:  # a user's __repr__ that raises: say what type it was
+        text = f"a {type(value).__name__}"
+    return (
+        f"returned {text}, not True: {what} must return True when it holds "
+        "(or raise AssertionError with a message)"
+    )
 
 
 class Oracles:
@@ -81,9 +97,10 @@ class Oracles:
         for invariant in self._invariants:  # the hot path: no helper calls while all hold
             failure: Exception | None = None
             try:
-                if invariant():
+                value = invariant()
+                if value:
                     continue
-                why = "returned false"
+                why = returned(value, "an invariant")
             except AssertionError as exc:
                 why, failure = str(exc) or "assertion failed", exc
             except Exception as exc:  # an invariant that crashes is a broken invariant

@@ -48,7 +48,13 @@ from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]
-EXTRA = "the Dask backend needs the optional extra: pip install 'seedbed[dask]'"
+# seedbed is installed from a clone or a git URL, not an index, so the command
+# names what the `dask` extra holds (pyproject.toml; a test keeps them equal).
+DASK_REQUIREMENT = "dask[distributed]>=2024.1"
+EXTRA = (
+    f"the Dask backend needs dask.distributed, which is not installed here: "
+    f"pip install '{DASK_REQUIREMENT}' (or uv add '{DASK_REQUIREMENT}')"
+)
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
 _TICK = 0.25  # seconds between progress updates while waiting
 _FLUSH = 0.1  # seconds a finished record may wait on its worker to travel with others

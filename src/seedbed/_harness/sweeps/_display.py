@@ -38,6 +38,7 @@ class LiveProgress:
         self.total, self.done, self.failed = total, done, failed
         self.ran = 0  # seeds finished by this run of the sweep (for seeds/s)
         self.started = time.monotonic()  # display only
+        self._first_finished: float | None = None  # when this run's first seed finished
         self._last_status = self.started
         self._buckets: set[str] = set()
         self._bar = Progress(
@@ -64,9 +65,20 @@ class LiveProgress:
         elapsed = self.elapsed()
         return self.ran / elapsed if elapsed > 0 else 0.0
 
+    def finished_rate(self) -> float | None:
+        """Seeds per second between the first seed this run finished and now, once
+        two have: a cluster's start-up (or a pool's) is not counted, so the time
+        left is not inflated while workers ramp up. None until it can be known."""
+        if self._first_finished is None or self.ran < 2:
+            return None
+        spent = time.monotonic() - self._first_finished
+        return (self.ran - 1) / spent if spent > 0 else None
+
     def seed_done(self, record: Record) -> None:
         self.done += 1
         self.ran += 1
+        if self._first_finished is None:
+            self._first_finished = time.monotonic()
         if record["status"] in FAILED:
             self.failed += 1
             self._announce(record)
@@ -99,9 +111,12 @@ class LiveProgress:
 
 
 def _time_left(progress: LiveProgress) -> str:
-    rate, left = progress.rate(), progress.total - progress.done
-    if left <= 0 or rate <= 0:
+    """From finished seeds only; "estimating" until two have finished."""
+    rate, left = progress.finished_rate(), progress.total - progress.done
+    if left <= 0:
         return ""
+    if rate is None:
+        return ", estimating time left"
     return f", about {left / rate:.0f} s left"
 
 

@@ -57,6 +57,7 @@ class SweepSpec:
     require_sometimes: bool = False
     argv: list[str] = field(default_factory=list)  # to print the command that resumes
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
+    max_failures: int | None = None  # stop once this run found this many failing seeds
 
     @property
     def seeds(self) -> range:
@@ -81,6 +82,10 @@ def default_jobs() -> int:
 
 class _Stopped(BaseException):
     """SIGTERM (or SIGHUP) arrived: stop like Ctrl-C, with the summary."""
+
+
+class _EnoughFailures(Exception):
+    """`--max-failures N` (or `-x`) reached: stop the workers, keep the results."""
 
 
 @contextmanager
@@ -114,7 +119,18 @@ def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWrit
     if claimed.moved_to is not None:
         click.echo(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
     writer = ResultsWriter(path, keep_bytes=claimed.keep_bytes)
-    writer.append(header)
+    try:
+        writer.append(header)
+    except OSError as exc:  # a full disk before the first seed
+        writer.close()
+        why = f"cannot write {path} ({exc.strerror or exc})"
+        if claimed.keep_bytes is not None:  # resuming: the earlier seeds are still there
+            raise UsageError(
+                f"{why}; every seed before is kept: make room, then continue with: "
+                f"{_resume_command(spec)}"
+            ) from None
+        path.unlink(missing_ok=True)  # an empty results file would only be refused later
+        raise UsageError(f"{why}; nothing was run: make room, then run: {_command(spec)}") from None
     return claimed.previous, writer
 
 
@@ -140,6 +156,7 @@ def _locked_sweep(spec: SweepSpec) -> int:
     pool: WorkerPool | DaskPool | None = None
     stopped: str | None = None
     progress = LiveProgress(spec.count, len(finished), failed)
+    found_before = failed  # --max-failures counts the failures this run finds
 
     def on_record(record: Record) -> None:
         try:
@@ -150,6 +167,8 @@ def _locked_sweep(spec: SweepSpec) -> int:
                 f"this one is kept: make room, then continue with: {_resume_command(spec)}"
             ) from None
         progress.seed_done(record)
+        if spec.max_failures is not None and progress.failed - found_before >= spec.max_failures:
+            raise _EnoughFailures(_enough(spec.max_failures))
 
     try:
         with _stop_on_terminate():
@@ -160,6 +179,8 @@ def _locked_sweep(spec: SweepSpec) -> int:
         stopped = "Ctrl-C"
     except _Stopped as stop:
         stopped = "SIGTERM" if str(stop) == "SIGTERM" else str(stop)
+    except _EnoughFailures as enough:
+        stopped = str(enough)
     finally:
         with _signals_ignored():
             if pool is not None:
@@ -203,10 +224,18 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
         click.echo(line, err=spec.as_json)
     if spec.as_json:
         click.echo(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
+    if stopped in EXIT_INTERRUPTED:
+        return EXIT_INTERRUPTED[stopped]
+    if stopped and spec.max_failures is not None and stopped == _enough(spec.max_failures):
+        return 1  # it stopped because seeds failed: that is the sweep's answer
     if stopped:
-        return EXIT_INTERRUPTED.get(stopped, 129)
+        return 129
     unmet = spec.require_sometimes and summary.never_true
     return 1 if summary.failed or unmet else 0
+
+
+def _enough(limit: int) -> str:
+    return "its first failure" if limit == 1 else f"--max-failures {limit}"
 
 
 def _headline(
@@ -222,9 +251,14 @@ def _headline(
     return [f"{head}: {summary.passed} passed, {summary.failed} failed ({speed}, {jobs})"]
 
 
+def _command(spec: SweepSpec) -> str:
+    """The command that started this sweep."""
+    return f"{runner_prefix()} {shlex.join(spec.argv or ['sweep', spec.target])}"
+
+
 def _resume_command(spec: SweepSpec) -> str:
-    args = spec.argv or ["sweep", spec.target]
-    extra = [] if "--resume" in args else ["--resume"]
+    args = [arg for arg in spec.argv or ["sweep", spec.target] if arg != "--fresh"]
+    extra = [] if "--resume" in args else ["--resume"]  # --fresh would discard what it kept
     return f"{runner_prefix()} {shlex.join([*args, *extra])}"
 
 
