@@ -93,13 +93,22 @@ LIBRARIES += [
         # each is named once (upstream runs `python -m unittest aioitertools.tests`).
         options=("-o", "python_files=asyncio.py builtins.py helpers.py itertools.py "
                  "more_itertools.py"),
+        excluded={
+            "aioitertools/tests/asyncio.py::AsyncioTest::test_gather_cancel": (
+                "AssertionError: False is not true",
+                "cancels a task one sleep(0) after creating it and asserts its grandchild "
+                "started: that holds only if the grandchild's first step runs before the "
+                "cancellation's, two steps ready together from different causes, whose "
+                "order task-order exploration (on by default) draws",
+            ),
+        },
     ),
 ]  # fmt: skip
 
 # Tests that pass on seedbed's loop, measured: a drop means tests were lost.
 PASSING = {
     "async-lru": 89, "async-timeout": 31, "aiolimiter": 7,
-    "aiojobs": 59, "aiometer": 63, "aioitertools": 133,
+    "aiojobs": 59, "aiometer": 63, "aioitertools": 132,
 }  # fmt: skip
 # What a suite's teardown must not print when stock asyncio prints none of it.
 NOISE = ("Task was destroyed but it is pending", "was never awaited", "Exception ignored in")
