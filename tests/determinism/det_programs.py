@@ -151,9 +151,29 @@ def aiohttp_eager_tasks(seed: int) -> tuple[str, dict[str, Any]]:
     return result.trace_hash, result.values
 
 
+async def _test_server_requests() -> list[Any]:
+    """aiohttp's TestServer and TestClient in a plain run: the loopback network."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    app = web.Application()
+    app.router.add_get("/", _fan_out)
+    async with TestClient(TestServer(app)) as client:
+        responses = await asyncio.gather(*(client.get("/") for _ in range(3)))
+        return [await response.json() for response in responses]
+
+
+def aiohttp_plain_loopback(seed: int) -> tuple[str, list[Any]]:
+    """Three concurrent requests to an in-process aiohttp server, no Simulation."""
+    result = seedbed.run(_test_server_requests, seed=seed)
+    return result.trace_hash, result.value
+
+
 # aiohttp is a test dependency: the bare interpreters of the cross-version test
 # lack it (`_batch` runs these only where it is installed).
-SIMULATIONS = {"aiohttp_eager_tasks": aiohttp_eager_tasks}
+SIMULATIONS = {
+    "aiohttp_eager_tasks": aiohttp_eager_tasks,
+    "aiohttp_plain_loopback": aiohttp_plain_loopback,
+}
 
 
 async def waits_for() -> list[Any]:

@@ -40,6 +40,11 @@ class Library:
     test_deps: tuple[str, ...] = ()  # what its tests import besides pytest
     # test id -> (what its failure on seedbed's loop says, why it is excluded)
     excluded: dict[str, tuple[str, str]] = field(default_factory=dict)
+    policy: bool = False  # its loops come from asyncio's policy, not pytest-asyncio
+    # The upstream repository's pytest settings, for an sdist that ships none
+    # (written as the sdist's pytest.ini; otherwise pytest would climb to ours).
+    ini: str = ""
+    options: tuple[str, ...] = ()  # more pytest options (how upstream collects)
 
 
 @dataclass
@@ -122,11 +127,13 @@ def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = F
     """
     root = sdist(lib)
     shutil.copyfile(Path(__file__).with_name("seedbed_conftest.py"), root / "conftest.py")
+    if lib.ini:
+        (root / "pytest.ini").write_text(f"[pytest]\n{lib.ini}")
     tag = f"{lib.name}-excluded" if excluded_only else lib.name
     junit, loops = workdir / f"{tag}.xml", workdir / f"{tag}.loops"
     cmd = [str(python), "-m", "pytest", lib.tests, "-p", "no:cacheprovider", "-q"]
     cmd += ["-o", "addopts=", "-o", "asyncio_default_fixture_loop_scope=function"]
-    cmd += ["--timeout=60", f"--junitxml={junit}"]
+    cmd += ["--timeout=60", f"--junitxml={junit}", f"--rootdir={root}", *lib.options]
     env = {
         **os.environ,
         "PYTHONHASHSEED": "0",
@@ -134,6 +141,7 @@ def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = F
         "SEEDBED_SUITE_LOOPS": str(loops),
         "SEEDBED_SUITE_EXCLUDE": "\n".join(lib.excluded),
         "SEEDBED_SUITE_ONLY_EXCLUDED": "1" if excluded_only else "0",
+        "SEEDBED_SUITE_POLICY": "1" if lib.policy else "0",
     }
     env.pop("PYTEST_ADDOPTS", None)
     done = _run(cmd, SUITE_TIMEOUT, cwd=root, env=env)

@@ -3,7 +3,9 @@
 Copied as `conftest.py` into the root of an unpacked sdist by
 `tests/suites/_suites.py`: pytest-asyncio (1.4 and later) asks the
 `pytest_asyncio_loop_factories` hook for its loops, so every async test and
-async fixture of the suite runs on a `SeedbedLoop`.
+async fixture of the suite runs on a `SeedbedLoop`; a suite that makes its
+loops otherwise (anyio's plugin, `IsolatedAsyncioTestCase`) gets them from
+seedbed's event loop policy instead.
 This is the whole of what a user adds to their own suite (see the README).
 Each loop handed out is counted, so the tier can check that the suite really
 ran on seedbed's loop and not on a default one.
@@ -11,6 +13,7 @@ ran on seedbed's loop and not on a default one.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Mapping
 
@@ -22,10 +25,31 @@ from seedbed.aio.loop import SeedbedLoop
 _loops: list[SeedbedLoop] = []
 
 
+_SEED = int(os.environ.get("SEEDBED_SUITE_SEED", "1"))
+# SEEDBED_SUITE_EXPLORE=1: task-order exploration on, to check a suite passes with it.
+_OPTIONS = {"explore_tasks": True} if os.environ.get("SEEDBED_SUITE_EXPLORE") == "1" else {}
+
+
 def _new_loop() -> SeedbedLoop:
-    loop = seedbed.new_event_loop(seed=int(os.environ.get("SEEDBED_SUITE_SEED", "1")))
+    loop = seedbed.new_event_loop(seed=_SEED, **_OPTIONS)
     _loops.append(loop)
     return loop
+
+
+class _CountingPolicy(seedbed.EventLoopPolicy):
+    """seedbed's policy, counting its loops like the factory above."""
+
+    def new_event_loop(self) -> SeedbedLoop:
+        loop = super().new_event_loop()
+        _loops.append(loop)
+        return loop
+
+
+if os.environ.get("SEEDBED_SUITE_POLICY") == "1":
+    # For suites that make their loops without pytest-asyncio (anyio's pytest
+    # plugin, unittest's IsolatedAsyncioTestCase, asyncio.new_event_loop()):
+    # the policy is the other line a user adds.
+    asyncio.set_event_loop_policy(_CountingPolicy(seed=_SEED, **_OPTIONS))
 
 
 def pytest_asyncio_loop_factories(

@@ -1,8 +1,12 @@
-"""The loop's I/O methods: served by a simulated world's network, refused without one.
+"""The loop's I/O methods: served by a simulated world's network, or a plain loop's.
 
 `aio` never imports the network: a world installs an object with the same
-method names (`install_network`), and each loop method awaits it. Without a
-world, networking, pipes, subprocesses and file-descriptor watching raise
+method names (`install_network`), and each loop method awaits it. A loop
+with none installed (a plain `seedbed.run`, `new_event_loop`,
+`EventLoopPolicy`) gets, at its first network call, the network that
+`seedbed.net` registered here for plain loops (`register_plain_network`):
+loopback only, see `seedbed.net._loopback`. Without either, and for pipes,
+subprocesses and file-descriptor watching, the call raises
 `SimulationEscape`, since none of them can be made deterministic.
 """
 
@@ -18,13 +22,22 @@ if TYPE_CHECKING:
     from seedbed.aio._host import RunHost
 
 Ts = TypeVarTuple("Ts")
+# Makes a plain loop's network from the loop (registered by `seedbed.net`).
+_plain_network: Callable[[Any], Any] | None = None
+
+
+def register_plain_network(factory: Callable[[Any], Any] | None) -> None:
+    """Let `factory(loop)` serve the network methods of loops without a world."""
+    global _plain_network
+    _plain_network = factory
 
 
 def _network_method(name: str) -> Callable[..., Any]:
     async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self._network is None:
+        network = self._network if self._network is not None else self.plain_network()
+        if network is None:
             raise self.refuse_io(name)
-        return await getattr(self._network, name)(*args, **kwargs)
+        return await getattr(network, name)(*args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Served by the simulated network; refused outside a world ({name})."
@@ -49,6 +62,23 @@ class IOMethods(asyncio.AbstractEventLoop):
     def install_network(self, network: Any) -> None:
         """Let a simulated world serve this loop's network methods."""
         self._network = network
+
+    def plain_network(self) -> Any:
+        """The network of a loop no world gave one: made on first use, if registered."""
+        if self._network is None and _plain_network is not None:
+            self._network = _plain_network(self)
+        return self._network
+
+    def bind_socket(self, sock: Any, address: Any) -> bool:
+        """Whether this loop's network served `sock.bind(address)` (see `_sockets`)."""
+        network = self._network if self._network is not None else self.plain_network()
+        serve = getattr(network, "bind_socket", None)
+        return bool(serve(sock, address)) if serve is not None else False
+
+    def socket_name(self, sock: Any) -> Any:
+        """The simulated address of a socket `bind_socket` served, else None."""
+        answer = getattr(self._network, "socket_name", None)
+        return answer(sock) if answer is not None else None
 
     create_connection = _network_method("create_connection")
     create_server = _network_method("create_server")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
@@ -111,7 +113,15 @@ class LoopServices(IOMethods):
         context = self._st.asyncgens.owner_context(agen)
         if self._closed:
             return
-        self.call_soon(self.create_task, agen.aclose(), context=context)
+        # `aclose()` is made when the callback runs, not now: the run's closing
+        # collection (`_collect`) finalizes generators after the last batch,
+        # and a loop closed before running again would drop a coroutine made
+        # here unawaited ("coroutine method 'aclose' was never awaited", which
+        # stock asyncio, collecting later, never shows). The trace is the same.
+        self.call_soon(self._close_asyncgen, agen, context=context)
+
+    def _close_asyncgen(self, agen: Any) -> None:
+        self.create_task(agen.aclose())
 
     async def shutdown_asyncgens(self) -> None:
         """Close the async generators still open, each in its owner's context."""
@@ -158,6 +168,19 @@ class LoopServices(IOMethods):
 
     def get_debug(self) -> bool:
         return self._debug
+
+    @staticmethod
+    def debug_by_default() -> bool:
+        """Whether a new loop starts in debug mode: as stock asyncio decides it.
+
+        `python -X dev`, or `PYTHONASYNCIODEBUG` set to anything non-empty
+        (unless `python -E` ignores the environment). Debug mode changes what
+        asyncio records and logs (where futures and coroutines were created),
+        never the order anything runs in, so a run's trace is the same either way.
+        """
+        if sys.flags.dev_mode:
+            return True
+        return not sys.flags.ignore_environment and bool(os.environ.get("PYTHONASYNCIODEBUG"))
 
     def set_debug(self, enabled: bool) -> None:
         self._debug = enabled

@@ -31,7 +31,7 @@ def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
     `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`, `explore_tasks`,
     `clock_resolution`).
     """
-    return SeedbedLoop(seed=check_seed(seed), config=_config(options))
+    return _standalone(SeedbedLoop(seed=check_seed(seed), config=_config(options)))
 
 
 class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
@@ -47,7 +47,14 @@ class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
         self._config = _config(options)
 
     def new_event_loop(self) -> SeedbedLoop:
-        return SeedbedLoop(seed=self._seed, config=self._config)
+        return _standalone(SeedbedLoop(seed=self._seed, config=self._config))
+
+
+def _standalone(loop: SeedbedLoop) -> SeedbedLoop:
+    """A loop the caller holds: a real thread may have been handed it before it
+    runs, so an idle wait names the live threads (see `_threads`)."""
+    loop._standalone = True
+    return loop
 
 
 def _config(options: dict[str, Any]) -> LoopConfig:

@@ -138,6 +138,7 @@ class LoopState:
     __slots__ = (
         "after_node_step",
         "asyncgens",
+        "awaited",
         "cancelled_timers",
         "clock",
         "config",
@@ -165,6 +166,7 @@ class LoopState:
         "steps",
         "stopping",
         "tasks",
+        "thread",
         "time_limit",
         "timers",
         "trace",
@@ -201,8 +203,10 @@ class LoopState:
         # the time budget, or with jitter to draw, the general path runs.
         self.wake_limit = -1 if config.timer_jitter_max else self.time_limit
         self.running = False
+        self.thread: int | None = None  # the ident of the thread running the loop
         self.stopping = False
         self.halt = False  # stopping or failed: the loop leaves after this iteration
+        self.awaited: asyncio.Future[Any] | None = None  # what run_until_complete runs
         self.lane_var: contextvars.ContextVar[Any] | None = None  # set by a world
         self.router: LaneRouter | None = None  # the lanes' pick step, from the first drive on
         self.wall_clock: Callable[[int], int] | None = None  # set by a world

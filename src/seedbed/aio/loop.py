@@ -34,6 +34,8 @@ import contextvars
 import functools
 import logging
 import sys
+import threading
+from asyncio import constants as asyncio_constants
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import count
@@ -43,7 +45,7 @@ from seedbed._core import Entropy, Trace, VirtualClock, contract
 from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.trace import MASK, PRIME
-from seedbed.aio import _blocking, _breakpoint, _collect, _interpose
+from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
@@ -65,6 +67,7 @@ T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
+_DEBUG_STACK_DEPTH = asyncio_constants.DEBUG_STACK_DEPTH  # how deep debug mode records origins
 _new_handle = object.__new__  # handles are built field by field, see call_soon
 
 
@@ -108,8 +111,9 @@ class SeedbedLoop(TaskWatch):
         self._task_factory: Any = None
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
+        self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
         self._host = RunHost(self)
-        self.set_debug(False)
+        self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
         self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
         self._break_step: int | None = None
@@ -171,12 +175,17 @@ class SeedbedLoop(TaskWatch):
         warn_once_if_unfixed()
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
+        _sockets.install()
         collector = _collect.Stretch()
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
         )
         st.running = True
+        st.thread = threading.get_ident()
+        origin_depth = sys.get_coroutine_origin_tracking_depth()
+        if self._debug:  # as stock's debug mode: warnings say where a coroutine was made
+            sys.set_coroutine_origin_tracking_depth(_DEBUG_STACK_DEPTH)
         asyncio.events._set_running_loop(self)
         contract.set_reporter(self._report_bug)
         try:
@@ -188,28 +197,37 @@ class SeedbedLoop(TaskWatch):
                 st.trace.emit("unseed", "random module", unseed_draw())
             finally:
                 collector.end()
+                _sockets.restore()
                 _blocking.restore()
                 _interpose.deactivate()
                 st.running = False
+                st.thread = None
                 st.stopping = False
                 st.halt = st.failure is not None
                 asyncio.events._set_running_loop(None)
+                sys.set_coroutine_origin_tracking_depth(origin_depth)
                 sys.set_asyncgen_hooks(*old_hooks)
 
     def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
         self._check_runnable()
         task = asyncio.ensure_future(future, loop=self)  # type: ignore[arg-type]
         task.add_done_callback(self._stop_on_done)
+        self._st.awaited = task
         try:
             self.run_forever()
         finally:
+            self._st.awaited = None
             task.remove_done_callback(self._stop_on_done)
         if not task.done():
             raise RuntimeError("Event loop stopped before Future completed.")
         return task.result()
 
-    def _stop_on_done(self, _future: asyncio.Future[Any]) -> None:
-        self.stop()
+    def _stop_on_done(self, future: asyncio.Future[Any]) -> None:
+        # Only for the future being run: a failure halts the loop mid-batch,
+        # and the stop its task's end scheduled is still queued when the loop
+        # runs again; it must not end that next run at once.
+        if future is self._st.awaited:
+            self.stop()
 
     def _check_runnable(self) -> None:
         if self._closed:
@@ -387,7 +405,24 @@ class SeedbedLoop(TaskWatch):
                 else:
                     trace.time(now)
             elif not self._sleep_until_next_timer():
-                raise self._fail(deadlock_error(self._st))
+                raise self._idle_forever()
+
+    def _idle_forever(self) -> SimulationFailure:
+        """Nothing can ever run again: a deadlock, unless a real thread could wake
+        the loop (see `_threads`), which is an escape naming those threads."""
+        # Only a loop other code made and holds (new_event_loop, the policy) can
+        # have been handed to a thread before it ran; `seedbed.run`'s and a
+        # world's are born inside the call, and a sweep's worker threads (Dask)
+        # must not turn their deadlocks into escapes.
+        threads = _threads.other_threads() if self._standalone else []
+        if not threads:
+            return self._fail(deadlock_error(self._st))
+        escape = self._host.escape(*_threads.waiting_on_threads(threads))
+        if threading.current_thread() is not threading.main_thread():
+            # A loop in a worker thread (a portal) fails there, where the code
+            # that started it may drop the error: say it where it can be seen.
+            _logger.error("in thread %r: %s", threading.current_thread().name, escape)
+        return self._failure_to_raise()
 
     def _end_drive(self) -> None:
         """An iteration halted the loop or ran past the time budget: raise the
@@ -607,7 +642,14 @@ class SeedbedLoop(TaskWatch):
         *args: *Ts,
         context: contextvars.Context | None = None,
     ) -> SimHandle:
-        """The same as `call_soon`: no other thread runs inside a simulation."""
+        """`call_soon`; from another thread while the loop runs, an escape (see `_threads`).
+
+        From another thread before or between runs it queues the callback,
+        which then runs at a fixed point: first thing in the next run.
+        """
+        thread = self._st.thread
+        if thread is not None and thread != threading.get_ident():
+            raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
         return self.call_soon(callback, *args, context=context)
 
     def call_later(

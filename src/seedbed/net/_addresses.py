@@ -40,9 +40,11 @@ class AddressBook:
 
     __slots__ = ("_by_address", "_by_name")
 
-    def __init__(self, names: list[str]) -> None:
-        self._by_name: dict[str, str] = {}
-        self._by_address: dict[str, str] = {}
+    def __init__(self, names: list[str], fixed: dict[str, str] | None = None) -> None:
+        self._by_name: dict[str, str] = dict(fixed or {})  # a plain loop's one node: 127.0.0.1
+        self._by_address: dict[str, str] = {
+            address: name for name, address in self._by_name.items()
+        }
         for name in names:
             self.address_of(name)
 

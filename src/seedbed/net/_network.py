@@ -46,13 +46,6 @@ _PROTOCOLS: dict[int, int] = {
 }
 
 
-def _caller(call: str) -> NodeRef:
-    ref = current_ref()
-    if ref is None:
-        raise UsageError(f"{call} was called outside any node: run network code on a node")
-    return ref
-
-
 class SimNetwork:
     """A simulated network of named nodes; install with `loop.install_network(net)`."""
 
@@ -62,6 +55,16 @@ class SimNetwork:
         self._fabric = Fabric(loop, stream, config, nodes)
         self._claimable: dict[Any, StreamEndpoint] = {}  # sock_connect'ed sockets (lookup only)
         self.config = config
+
+    def _current(self) -> NodeRef | None:
+        """The node whose code is calling (a one-node network overrides it)."""
+        return current_ref()
+
+    def _caller(self, call: str) -> NodeRef:
+        ref = self._current()
+        if ref is None:
+            raise UsageError(f"{call} was called outside any node: run network code on a node")
+        return ref
 
     # -- names --------------------------------------------------------------
 
@@ -171,7 +174,7 @@ class SimNetwork:
             raise socket.gaierror(socket.EAI_FAMILY, "the simulated network is IPv4 only")
         if isinstance(host, bytes):
             host = host.decode()
-        ref = current_ref()
+        ref = self._current()
         if self._fabric.addresses.is_outside(host):
             address = host  # a numeric address resolves to itself, node or not
         else:
@@ -204,7 +207,7 @@ class SimNetwork:
 
     async def sock_connect(self, sock: Any, address: tuple[Any, ...]) -> None:
         """Connect on the simulated network; `create_connection(sock=sock)` claims it."""
-        ref = _caller("loop.sock_connect()")
+        ref = self._caller("loop.sock_connect()")
         if self._fabric.addresses.is_outside(address[0]):
             await connect_outside(self._fabric, ref, address[0], port_number(address[1]))
         dst = self._resolve(address[0], ref)
@@ -227,7 +230,7 @@ class SimNetwork:
         **ignored: Any,
     ) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
         """Open a stream to `host:port` (or claim a `sock_connect`'ed socket)."""
-        ref = _caller("loop.create_connection()")
+        ref = self._caller("loop.create_connection()")
         if sock is not None:
             endpoint = self._claim(sock)
         else:
@@ -289,7 +292,7 @@ class SimNetwork:
         **ignored: Any,
     ) -> SimServer:
         """Listen on this node's `port` (0: a free one); every host means this node."""
-        ref = _caller("loop.create_server()")
+        ref = self._caller("loop.create_server()")
         if sock is not None:
             raise UsageError("create_server(sock=...) needs a real socket; pass host and port")
         for one in host if isinstance(host, list | tuple) else [host]:
@@ -320,7 +323,7 @@ class SimNetwork:
         **ignored: Any,
     ) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
         """Bind a datagram port on this node (0 or no local_addr: a free one)."""
-        ref = _caller("loop.create_datagram_endpoint()")
+        ref = self._caller("loop.create_datagram_endpoint()")
         if local_addr is not None and self._resolve(local_addr[0], ref) != ref.name:
             raise OSError(99, f"cannot bind {local_addr!r}: not an address of {ref.name}")
         remote = None
