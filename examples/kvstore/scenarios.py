@@ -8,9 +8,13 @@ under swarm, sometimes), clients doing single-key operations and clients
 doing transactions, on 1-5 ms network hops (5-60 ms in
 `crash_recovery_wan`) and disks taking 0.1-2 ms per operation. The oracles:
 
-- continuous, inside the replicas' reports (`cluster.Oracle`, with
-  `seedbed.always`): at most one leader per term, no replica's commit index
-  going backwards, every replica applying the same entry at each index;
+- continuous, inside the replicas' and clients' reports (`oracles.Oracle`,
+  with `seedbed.always`): at most one leader per term, holding a majority's
+  votes; one vote per replica and term; no replica's commit index going
+  backwards; every replica applying the same entry at each index; a
+  leader's match index within what the follower holds; commits of the
+  leader's term held by a majority; what a replica acknowledged surviving
+  its restart; every ok answer naming where its request was applied;
 - liveness, after the faults stop (`settled`): one leader, every replica
   following it in its term, all at one commit index, none damaged;
 - liveness, after the faults stop (`progressed`): at least `min_ok` client
@@ -78,6 +82,7 @@ class KVWorld:
             self.plan.workload_time,
             think_max=self.plan.think_max,
             min_ok=self.plan.min_ok,
+            on_ok=self.cluster.oracle.client_ok,
         )
         self.verdict = None
         for number in range(self.plan.single_key_clients):

@@ -51,27 +51,39 @@ class Workload:
     aborted: list[list[list[Any]]] = field(default_factory=list)
     unknown: list[list[list[Any]]] = field(default_factory=list)
     in_flight: dict[str, list[list[Any]]] = field(default_factory=dict)
+    on_ok: Callable[[dict[str, Any], Any], None] | None = None  # every ok answer (an oracle)
     ok_count: int = 0
     starts: int = 0  # clients started (a crashed client restarts as a new process)
 
     def runner(self, kind: str, name: str) -> Callable[[], Awaitable[int]]:
-        """A client's main: `single_key` or `transactions` as client `name`."""
+        """A client's main: `single_key` or `transactions` as client `name`.
+
+        A crashed client restarts under the same name, as a real one started
+        from the same configuration does: the store must not take the new
+        process's requests for its predecessor's.
+        """
         method = self.single_key if kind == "single_key" else self.transactions
 
         async def main() -> int:
             self.starts += 1
-            return await method(f"{name}#{self.starts}")
+            return await method(name)
 
         return main
 
     def client(self, name: str) -> Client:
-        return Client(self.servers, name=name, history=self.history, transactions=self.txn_history)
+        return Client(
+            self.servers,
+            name=name,
+            history=self.history,
+            transactions=self.txn_history,
+            on_ok=self.on_ok,
+        )
 
     async def single_key(self, name: str) -> int:
         """Random single-key operations until `until`; returns how many succeeded."""
         client, done = self.client(name), 0
         while self.going():
-            key, value = random.choice(KEYS), f"{name}.{done}.{random.getrandbits(16)}"
+            key, value = random.choice(KEYS), f"{client.name}.{done}.{random.getrandbits(16)}"
             op = random.choice(("get", "get", "put", "append", "append"))
             try:
                 if op == "get":
@@ -99,7 +111,7 @@ class Workload:
                 for key in reads:
                     await txn.get(key)
                 for number, key in enumerate(writes):
-                    txn.append(key, f"{name}.{attempt}.{number}")
+                    txn.append(key, f"{client.name}.{attempt}.{number}")
                 ops = self.in_flight[client.name] = _planned(txn)
                 if await txn.commit():
                     assert txn.index is not None

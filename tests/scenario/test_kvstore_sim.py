@@ -6,8 +6,15 @@ the many-seed figures come from `seedbed sweep` and `bench/bugs.py`.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from examples.kvstore import scenarios
+from examples.kvstore.client import Client
+from examples.kvstore.cluster import Cluster
+from examples.kvstore.machine import Machine
+
+import seedbed
 
 SHORT = scenarios.Plan(workload_time=4.0, min_ok=5)
 
@@ -49,3 +56,55 @@ def test_two_replicas_with_damaged_logs_still_elect_a_leader() -> None:
     salvaged = result.assertions["kvstore: the records after a damaged one were salvaged"]
     assert salvaged["true"] >= 1
     assert sum(result.values.values()) >= 100
+
+
+def _restarted_client_under_its_old_name(seed: int) -> dict[str, object]:
+    """A client writes three times as `web`; a new process, also `web`, writes once more."""
+    sim = seedbed.Simulation(seed=seed, network=scenarios.NETWORK, disk=scenarios.DISK)
+    cluster = Cluster(sim)
+    ok = cluster.oracle.client_ok  # the oracle: an ok answer names where it was applied
+
+    async def main() -> dict[str, object]:
+        first = Client(cluster.peers, name="web", deadline=20.0, on_ok=ok)
+        for value in ("a", "b", "c"):
+            await first.append("k", value)
+        first.close()
+        second = Client(cluster.peers, name="web", deadline=20.0, on_ok=ok)  # seq 1 again
+        await second.append("k", "d")
+        value = await second.get("k")
+        second.close()
+        return {"value": value, "sessions": sorted({first.name, second.name})}
+
+    sim.client("app", main)
+    result: dict[str, object] = sim.run(max_time=60.0).values["app"]
+    return result
+
+
+def test_a_client_restarted_under_its_name_has_its_writes_applied() -> None:
+    # Once, the second process's seq 1 was taken for a retry of the first's:
+    # the store answered ok with "stale request" inside, and the append of "d"
+    # was reported done but never applied.
+    result = _restarted_client_under_its_old_name(1)
+    assert result["value"] == ["a", "b", "c", "d"]
+    sessions = result["sessions"]
+    assert isinstance(sessions, list) and len(sessions) == 2
+    assert all(str(name).startswith("web~") for name in sessions)
+
+
+def test_a_stale_request_is_answered_as_an_error_not_a_success() -> None:
+    from examples.kvstore.server import _answer
+
+    machine = Machine()
+    later = {"op": "put", "key": "k", "value": "new", "client": "c~1", "seq": 2}
+    machine.apply(1, later)
+    stale = {**later, "value": "old", "seq": 1}
+
+    class Replica:  # what `_answer` needs of one: `submit`, applying at the next index
+        def submit(self, command: dict[str, object]) -> asyncio.Future[object]:
+            future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+            future.set_result(machine.apply(2, command))
+            return future
+
+    reply = asyncio.run(_answer(Replica(), {"command": stale}))  # type: ignore[arg-type]
+    assert reply == {"type": "reply", "ok": False, "error": "stale_request"}
+    assert machine.read("k")["value"] == ["new"]
