@@ -5,7 +5,10 @@ Two kinds of client share one `Workload`:
 - `single_key`: get, put and append on a few keys, recorded for the `kv`
   model; the history must be linearizable (`seedbed.check.linearizable`);
 - `transactions`: read one or two keys and append to one or two others, in
-  one optimistic transaction, on a separate small key space (contention).
+  one optimistic transaction, on a separate small key space (contention),
+  which grows as the run goes: a new key every `FRESH_EVERY` virtual
+  seconds, so reads of keys never written (version 0) happen all run long,
+  not only in its first instants.
 
 Transactions are checked twice: by inference, Elle's way, for strict
 serializability (`seedbed.check.check_transactions`, which needs no help
@@ -27,6 +30,7 @@ from seedbed.check import Recorder, check_transactions, kv, linearizable
 
 KEYS = ("k0", "k1", "k2")
 TXN_KEYS = ("t0", "t1", "t2", "t3")
+FRESH_EVERY = 0.25  # virtual seconds between new transactional keys
 
 
 @dataclass
@@ -104,8 +108,9 @@ class Workload:
         attempt = 0  # values are unique by construction: the checker needs each once
         while self.going():
             attempt += 1
-            reads = random.sample(TXN_KEYS, random.randint(1, 2))
-            writes = random.sample(TXN_KEYS, random.randint(1, 2))
+            keys = _txn_keys(asyncio.get_running_loop().time())
+            reads = random.sample(keys, random.randint(1, 2))
+            writes = random.sample(keys, random.randint(1, 2))
             txn = client.begin()
             try:
                 for key in reads:
@@ -151,6 +156,12 @@ class Workload:
         unknown = self.unknown + list(self.in_flight.values())
         problems += check_serial_order(self.committed, self.aborted, unknown)[:3]
         return problems
+
+
+def _txn_keys(now: float) -> list[str]:
+    """The fixed keys and the two newest fresh ones (likely unwritten yet)."""
+    tick = int(now / FRESH_EVERY)
+    return [*TXN_KEYS, f"f{tick}", f"f{tick + 1}"]
 
 
 def _planned(txn: Any) -> list[list[Any]]:

@@ -46,16 +46,26 @@ def test_a_run_is_a_function_of_its_seed() -> None:
     assert first.values == second.values
 
 
-def test_two_replicas_with_damaged_logs_still_elect_a_leader() -> None:
-    # Seed 120 of disk_faults damages the logs of two replicas of three: n3
-    # loses a record in the middle (the records after it are salvaged, so its
-    # last entry is known), and n1's log ends in damage with nothing intact
-    # after it (a torn tail). Both once abstained from votes, and the healthy
-    # replica campaigned for ever: a liveness failure the 1,000-seed sweep found.
-    result = scenarios.disk_faults.run(120)  # raises if the group never settles
-    salvaged = result.assertions["kvstore: the records after a damaged one were salvaged"]
-    assert salvaged["true"] >= 1
-    assert sum(result.values.values()) >= 100
+SALVAGED = "kvstore: the records after a damaged one were salvaged"
+DAMAGED_SEEDS, SEED_LIMIT = 2, 60
+
+
+def test_replicas_whose_logs_lost_records_in_the_middle_still_settle() -> None:
+    # A 1,000-seed sweep once found two replicas of three with damaged logs
+    # (one with a hole, its later records salvaged; one with a damaged tail)
+    # that abstained from votes, so the healthy one campaigned for ever. Any
+    # seed where a log's middle record is lost must still settle and pass.
+    damaged = []
+    for seed in range(SEED_LIMIT):
+        result, error = scenarios.disk_faults.execute(seed)
+        assert error is None, error
+        assert result is not None
+        if result.assertions.get(SALVAGED, {}).get("true", 0):
+            damaged.append(seed)
+            assert sum(result.values.values()) >= scenarios.Plan().min_ok
+            if len(damaged) == DAMAGED_SEEDS:
+                return
+    raise AssertionError(f"only {damaged} of seeds 0-{SEED_LIMIT - 1} damaged a log's middle")
 
 
 def _restarted_client_under_its_old_name(seed: int) -> dict[str, object]:
