@@ -113,6 +113,10 @@ class KVWorld:
         if leaders:
             sim.isolate(leaders[0])
             reachable("kvstore: a leader was cut off from its peers (a stale tail to come)")
+            # Once healed and caught up (often by a snapshot), it restarts: what it
+            # acknowledged while catching up must be on its disk.
+            later = self.plan.isolate_leader[1] + RESTART_AFTER_HEAL
+            sim.at(later, lambda: sim.crash(leaders[0]) and sim.restart(leaders[0]))
         elif sim.loop.time() + LOOK_AGAIN < self.plan.isolate_leader[1]:
             sim.at(sim.loop.time() + LOOK_AGAIN, lambda: self._isolate_leader(sim))
 
@@ -215,6 +219,7 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
+RESTART_AFTER_HEAL = 1.2  # seconds after the heal at which the cut-off replica restarts
 STALE_LEADER = Plan(workload_time=8.0, isolate_leader=(1.0, 5.0))
 
 
