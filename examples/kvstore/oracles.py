@@ -101,8 +101,9 @@ class Oracle:
         name = replica.name
         damage = self.disk_damage(name)
         if name in self.replicas:
-            excused = self._excused(name) or replica.damaged
-            if not excused:
+            if self._excused(name) or replica.damaged:
+                self._forgive(replica)
+            else:
                 self._kept(replica)
         self.damage_seen[name] = damage
         self.replicas[name] = replica
@@ -115,8 +116,10 @@ class Oracle:
         promised = self.promised_term.get(name, 0)
         always(replica.term >= promised, KEPT, node=name, promised_term=promised, now=replica.term)
         vote = self.votes.get((name, replica.term))
-        always(  # one claim with `voted`'s: a replica that forgot its vote may give another
-            vote is None or replica.vote == vote,
+        # One claim with `voted`'s: a replica that forgot its vote may give another
+        # (unless, repaired after damage, it votes only in later terms anyway).
+        always(
+            vote is None or replica.vote == vote or replica.vote_floor >= replica.term,
             ONE_VOTE,
             node=name,
             term=replica.term,
@@ -135,6 +138,17 @@ class Oracle:
                 )
         always(True, KEPT)
         self.acked[name] = [point for point in points if point[0] > log.snap_index]
+
+    def _forgive(self, replica: Replica) -> None:
+        """A restart excused by damage: its promises start again from what it holds, so a
+        later restart is held to what it promised since, not to what the damage took."""
+        log = replica.log
+        self.promised_term[replica.name] = replica.term
+        self.acked[replica.name] = [
+            (index, term)
+            for index, term in self.acked.get(replica.name, [])
+            if index > log.snap_index and log.term_at(index) == term
+        ]
 
     def acknowledged(self, name: str, term: int, index: int, entry_term: int) -> None:
         """Replica `name`, in `term`, promised it durably holds entry `index` of `entry_term`."""
