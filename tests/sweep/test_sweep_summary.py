@@ -42,6 +42,8 @@ def test_failures_group_by_bucket_with_count_and_smallest_seed() -> None:
     assert (second.status, second.count) == ("crash", 1)
     text = "\n".join(summary_lines(summary, traceback=False))
     assert "2 x AssertionError: balance <n>" in text and "smallest seed 4, at race.py:41" in text
+    assert "view:   seedbed view t --seed 4\n" in text  # each bucket names its view command
+    assert "view:   seedbed view t --seed 5\n" in text
 
 
 def test_fault_effectiveness_counts_seeds_where_a_fault_was_on_and_where_it_mattered() -> None:

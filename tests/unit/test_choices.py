@@ -3,7 +3,9 @@ relies on to still replay after small changes to the program."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 from tests.unit._ledger import ledger
 
@@ -84,11 +86,63 @@ def test_a_changed_program_still_gets_its_values_by_reason() -> None:
         assert new.below(100, "a") == first
 
 
-def test_a_value_of_the_wrong_type_gets_the_default() -> None:
-    with session([Choice("s", "which", "three", 0), Choice("s", "delay", "soon", 1)]):
+def test_a_value_of_the_wrong_type_takes_the_default_and_is_kept_as_a_misfit() -> None:
+    """The run goes on (nothing raises inside it); the replay refuses the file after."""
+    source = [
+        Choice("s", "which", "three", 0),
+        Choice("s", "delay", "soon", 1),
+        Choice("s", "order", 7, 2),
+        Choice("s", "bits", 12, 3),
+        Choice("s", "drop it", None, 4),  # null: the quiet default, asked for
+        Choice("s", "spread", 2.5, 5),  # fits
+    ]
+    with session(source) as replayed:
         stream = Entropy(3, Trace()).stream("s")
         assert stream.below(5, "which") == 0
         assert stream.exponential(1.0, "delay") == 0.0
+        assert stream.permutation(3, "order") == [0, 1, 2]
+        assert stream.raw(8, "bits") == 0
+        assert stream.chance(0.5, "drop it") is False
+        assert stream.uniform(2.0, 4.0, "spread") == 2.5
+    assert replayed.misfits == [
+        ("s", "which", "three", "an integer"),
+        ("s", "delay", "soon", "a number"),
+        ("s", "order", 7, "an order written as 2,0,1"),
+        ("s", "bits", 12, "bits written as 0x... hex"),
+    ]
+
+
+def test_a_choice_file_with_a_string_where_a_number_is_drawn_is_refused_naming_the_stream(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: such a value used to be replaced by the default, silently."""
+    from click.testing import CliRunner
+
+    from seedbed._harness.shrink._file import ChoiceFile, write_choices
+    from seedbed._harness.targets import resolve, run_target
+    from seedbed.cli import cli
+
+    target = "examples.race:main"
+    with session() as made:
+        run_target(resolve(target), 7)
+    path = tmp_path / "race.json"
+    write_choices(path, ChoiceFile(target, 7, made.choices))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", target, "--choices", str(path)]).exit_code in (0, 1)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    stream, pairs = next(
+        (name, pairs) for name, pairs in saved["streams"].items()
+        if any(isinstance(value, int | float) for _, value in pairs)
+    )  # fmt: skip
+    at = next(i for i, (_, value) in enumerate(pairs) if isinstance(value, int | float))
+    reason = pairs[at][0]
+    pairs[at][1] = "soon"
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    result = runner.invoke(cli, ["run", target, "--choices", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1
+    assert f"stream {stream!r}, draw {reason!r}, holds 'soon', not a" in result.output
+    assert "write null for the quiet default" in result.output
 
 
 def test_a_second_run_in_the_session_replays_from_the_start() -> None:
@@ -128,9 +182,10 @@ def test_a_setting_is_the_given_value_unless_a_replay_cuts_it() -> None:
 
 
 def test_recording_a_scenario_changes_nothing_it_runs_or_hashes() -> None:
-    plain, _ = ledger.execute(7, last_events=False)
+    seed = next(s for s in range(30) if ledger.execute(s, last_events=False)[0] is not None)
+    plain, _ = ledger.execute(seed, last_events=False)  # a seed the planted bug spares
     with session() as made:
-        recorded, _ = ledger.execute(7, last_events=False)
+        recorded, _ = ledger.execute(seed, last_events=False)
     assert plain is not None and recorded is not None
     assert (recorded.trace_hash, recorded.steps) == (plain.trace_hash, plain.steps)
     drawn = {(c.stream, c.reason, c.value) for c in made.choices}

@@ -35,6 +35,7 @@ def test_run_exits_one_on_a_failing_seed_and_prints_the_replay_command() -> None
     assert done.returncode == 1
     assert "AssertionError: balance went negative" in done.stderr
     assert "replay: seedbed run examples.race:main --seed 7" in done.stderr
+    assert "view:   seedbed view examples.race:main --seed 7" in done.stderr
 
 
 def test_hex_seeds_are_the_same_seeds() -> None:

@@ -29,10 +29,10 @@ def test_first_draws_of_every_distribution_are_pinned_across_python_versions() -
     assert [s.chance(0.5, "c") for _ in range(4)] == [False, False, True, False]
     assert [s.exponential(1.5, "e") for _ in range(2)] == [1.1096078327819354, 0.3499364329581526]
     assert s.choice("abcdef", "ch") == "a"
-    assert s.permutation(6, "p") == [5, 3, 0, 2, 1, 4]
-    assert s.shuffled("xyz", "s") == ["y", "x", "z"]
-    assert s.seed_for("seed") == 3975244405468004351
-    assert s.raw(64) == 6734524257870481559
+    assert s.permutation(6, "p") == [3, 1, 4, 0, 5, 2]
+    assert s.shuffled("xyz", "s") == ["z", "x", "y"]
+    assert s.seed_for("seed") == 6734524257870481559
+    assert s.raw(64) == 7051069442169837744
 
 
 def test_the_same_seed_and_name_give_the_same_draws() -> None:

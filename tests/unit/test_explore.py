@@ -28,10 +28,10 @@ def fails(seed: int, **options: object) -> bool:
     return False
 
 
-def test_the_lost_update_between_tasks_is_found_only_with_task_exploration() -> None:
-    assert not any(fails(seed) for seed in range(300))
-    found = [seed for seed in range(20) if fails(seed, explore_tasks=True)]
-    assert found, "task-order exploration missed the race in 20 seeds"
+def test_the_lost_update_between_tasks_is_found_by_default_and_only_with_task_order() -> None:
+    assert not any(fails(seed, explore_tasks=False) for seed in range(300))
+    found = [seed for seed in range(20) if fails(seed)]
+    assert found, "task-order exploration (on by default) missed the race in 20 seeds"
 
 
 def test_a_node_s_tasks_are_explored_inside_a_world() -> None:
@@ -74,13 +74,13 @@ def test_plain_callbacks_keep_call_soon_order_and_each_seed_replays() -> None:
         assert sorted(resumed) == list("abcdef")
         orders.add("".join(resumed))
     assert len(orders) > 10  # the tasks' order is drawn, not fixed
-    assert seedbed.run(main, seed=0).value[1] == list("abcdef")  # off: FIFO
+    assert seedbed.run(main, seed=0, explore_tasks=False).value[1] == list("abcdef")  # FIFO
 
 
 def test_the_draw_is_labelled_and_the_option_in_the_trace_header(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with pytest.raises(AssertionError):
-        seedbed.run(lost_update, seed=0, explore_tasks=True, trace=path)
+        seedbed.run(lost_update, seed=1, trace=path)  # explore_tasks is on by default
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines[0]["options"]["explore_tasks"] is True
     assert any("order of task steps ready together" in json.dumps(line) for line in lines)
@@ -100,18 +100,16 @@ def lost_update_world(sim: Simulation) -> None:
     sim.client("node", lost_update)
 
 
-EXPLORING = Scenario("lost update", lost_update_world, faults="swarm", explore_tasks=True)
-PLAIN = Scenario("lost update", lost_update_world, faults="swarm")
+EXPLORING = Scenario("lost update", lost_update_world, faults="swarm")
+PLAIN = Scenario("lost update", lost_update_world, faults="swarm", explore_tasks=False)
 
 
-def test_a_swarm_scenario_explores_task_order_in_some_seeds_when_enabled() -> None:
+def test_a_swarm_scenario_explores_task_order_unless_turned_off() -> None:
     def failed(scenario: Scenario, seed: int) -> bool:
         return scenario.execute(seed)[1] is not None
 
     assert not any(failed(PLAIN, seed) for seed in range(30))
-    assert any(failed(EXPLORING, seed) for seed in range(30))
-    # half the seeds run without it: some pass
-    assert not all(failed(EXPLORING, seed) for seed in range(30))
+    assert sum(failed(EXPLORING, seed) for seed in range(30)) >= 10
 
 
 def tie_fails(seed: int, **options: object) -> bool:
@@ -122,12 +120,12 @@ def tie_fails(seed: int, **options: object) -> bool:
     return False
 
 
-def test_a_timer_tie_is_found_only_on_a_coarse_clock() -> None:
-    assert not any(tie_fails(seed) for seed in range(300))
-    assert any(tie_fails(seed, clock_resolution=0.001) for seed in range(20))
+def test_a_timer_tie_is_found_by_default_and_only_on_a_coarse_clock() -> None:
+    assert not any(tie_fails(seed, clock_resolution=0) for seed in range(300))
+    assert any(tie_fails(seed) for seed in range(20))
 
 
-def test_coarse_deadlines_are_never_early_and_fall_on_ticks() -> None:
+def test_coarse_timers_are_never_early_and_at_most_a_tick_late() -> None:
     async def main() -> list[float]:
         loop = asyncio.get_running_loop()
         woke = []
@@ -135,13 +133,12 @@ def test_coarse_deadlines_are_never_early_and_fall_on_ticks() -> None:
             start = loop.time()
             await asyncio.sleep(delay)
             woke.append(loop.time() - start)
-            assert round(loop.time() * 1e9) % 5_000_000 < 10_000  # a tick, plus CPU costs
         return woke
 
-    woke = seedbed.run(main, seed=1, clock_resolution=0.005).value
-    assert all(
-        elapsed >= delay for elapsed, delay in zip(woke, (0.0004, 0.0151, 0.02), strict=True)
-    )
+    for seed in range(5):
+        woke = seedbed.run(main, seed=seed, clock_resolution=0.005).value
+        for elapsed, delay in zip(woke, (0.0004, 0.0151, 0.02), strict=True):
+            assert delay <= elapsed < delay + 0.005 + 0.0001  # at most a tick (and CPU) late
 
 
 def round_trip_world(sim: Simulation, network: NetworkConfig) -> float:
@@ -202,9 +199,10 @@ def test_swarm_draws_a_latency_profile_per_seed() -> None:
         network = _swarm_network(seed)
         seen.add((network.latency_min, network.latency_model))
         assert _swarm_network(seed) == network  # a function of the seed
+        assert 0.01 <= network.latency_tail_probability <= 0.06
     lows = {low for low, _ in seen}
     assert lows == {low for low, _, _ in LATENCY_PROFILES.values()}
-    assert len(seen) == 6  # three profiles, each with and without the tail model
+    assert {model for _, model in seen} == {"tail"}  # never less than the default's tail
 
 
 def test_a_standalone_loop_takes_the_options() -> None:

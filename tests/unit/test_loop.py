@@ -125,7 +125,8 @@ def test_timer_jitter_makes_timers_late_but_never_early_and_keeps_deadline_order
         fired = run(main, seed=seed, timer_jitter_max=0.005).value
         assert [i for i, _, _ in fired] == list(range(20))
         assert all(actual >= deadline for _, deadline, actual in fired)
-        assert all(actual - deadline <= 0.0051 for _, deadline, actual in fired)
+        # the jitter, plus at most the default clock's 1 ms tick (a coarse clock reads late)
+        assert all(actual - deadline <= 0.0061 for _, deadline, actual in fired)
         lateness += [actual - deadline for _, deadline, actual in fired]
     assert max(lateness) > 0.002  # the jitter is really used
 

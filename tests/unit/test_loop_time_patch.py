@@ -45,4 +45,4 @@ def test_the_documented_way_advances_virtual_time() -> None:
         await asyncio.sleep(60)
         return loop.time() - start
 
-    assert seedbed.run(main, seed=1).value == pytest.approx(60, abs=1e-3)
+    assert seedbed.run(main, seed=1).value == pytest.approx(60, abs=2e-3)  # the 1 ms clock tick

@@ -81,6 +81,20 @@ def test_the_page_is_self_contained_and_escapes_every_run_string(
     assert len(page) < 200_000  # aggregated: no row per seed
 
 
+def test_every_failing_bucket_names_the_view_command_of_its_first_seed(
+    results: Path, tmp_path: Path
+) -> None:
+    page_path = tmp_path / "report.html"
+    write_report(results, page_path)
+    page = page_path.read_text(encoding="utf-8")
+    cards = page.split('data-bucket="')[1:]
+    assert cards and len(cards) == len(re.findall(r'<code id="view-\d+">', page))
+    for card in cards:
+        replay = re.search(r'<code id="replay-\d+">seedbed run ([^<]*)</code>', card)
+        view = re.search(r'<code id="view-\d+">seedbed view ([^<]*)</code>', card)
+        assert replay and view and view[1] == replay[1]  # view takes run's flags
+
+
 def test_the_page_does_not_grow_with_the_number_of_seeds(tmp_path: Path) -> None:
     sizes = []
     for seeds in (2000, 8000):

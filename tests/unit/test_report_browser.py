@@ -89,10 +89,17 @@ def test_the_report_renders_in_chromium(tmp_path: Path) -> None:
         assert card.locator(".bucket-count").inner_text() == f"{size:,}"
         replay = card.locator("code#replay-0").inner_text()
         assert replay == f"seedbed run examples.bank:scenario --seed {first_seed}"
-        card.locator("button.copy").click()
+        card.locator('button[data-target="replay-0"]').click()
         page.wait_for_function("document.querySelector('[data-bucket=\"0\"] button.copy')"
                                ".textContent === 'Copied'")  # fmt: skip
         assert page.evaluate("navigator.clipboard.readText()") == replay
+        view = card.locator("code#view-0").inner_text()
+        assert view == f"seedbed view examples.bank:scenario --seed {first_seed}"
+        card.locator('button[data-target="view-0"]').click()
+        page.wait_for_function(
+            "navigator.clipboard.readText().then(t => t.startsWith('seedbed view'))"
+        )
+        assert page.evaluate("navigator.clipboard.readText()") == view
 
         bars = page.locator('[data-plot="0"] svg rect.fail')
         assert bars.count() > 10

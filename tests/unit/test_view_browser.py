@@ -12,6 +12,7 @@ it with apt-get).
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,9 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
     from examples.kvstore import scenarios
     from playwright.sync_api import sync_playwright
 
-    _, error = scenarios.bug_ack_before_fsync.execute(5, trace=tmp_path / "kv.trace")
-    assert error is not None  # the planted bug's known failing seed
+    seed = next(s for s in range(40) if scenarios.bug_ack_before_fsync.execute(s)[1])
+    _, error = scenarios.bug_ack_before_fsync.execute(seed, trace=tmp_path / "kv.trace")
+    assert error is not None  # the planted bug's first failing seed
     write_view(tmp_path / "kv.trace", tmp_path / "kv.html")
     world(3, tmp_path / "hostile.trace", server=HOSTILE, message=HOSTILE)
     write_view(tmp_path / "hostile.trace", tmp_path / "hostile.html")
@@ -99,3 +101,75 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
     assert dialogs == [] and problems == []
     assert {url.split(":", 1)[0] for url in requests} == {"file"} and len(requests) == 2
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+DOCS_PNG = Path(__file__).resolve().parents[2] / "docs" / "img" / "view.png"
+COLOURS = """async (uri) => {  // how many distinct colours a PNG shows, drawn on a canvas
+  const image = new Image();
+  image.src = uri;
+  await image.decode();
+  const canvas = document.createElement("canvas");
+  canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
+  const context = canvas.getContext("2d");
+  context.drawImage(image, 0, 0);
+  const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  const seen = new Set();
+  for (let i = 0; i < pixels.length; i += 28) {  // every 7th pixel
+    seen.add(pixels[i] << 16 | pixels[i + 1] << 8 | pixels[i + 2]);
+  }
+  return [canvas.width, canvas.height, seen.size];
+}"""
+
+
+def _a_history_failure(folder: Path) -> Path:
+    """A trace of the first of the first ten seeds of the store's planted
+    `follower_reads` bug whose history the linearizability check refuses."""
+    from examples.kvstore import scenarios
+
+    for seed in range(10):
+        trace = folder / f"reads-{seed}.trace"
+        _, error = scenarios.bug_follower_reads.execute(seed, trace=trace)
+        if error is not None and '"note":["check","linearizability"' in trace.read_text():
+            return trace
+    pytest.fail("no seed in 0..9 of bug_follower_reads failed the linearizability check")
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium "
+    "(.ci/run installs it: apt-get install -y chromium)",
+)
+def test_a_history_failure_is_highlighted_and_the_screenshots_are_not_empty(
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    write_view(_a_history_failure(tmp_path), tmp_path / "reads.html")
+    shot = tmp_path / "reads.png"
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 760})
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.goto((tmp_path / "reads.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        why = page.locator("#checks pre.explanation").first.inner_text()
+        assert "these operations cannot be ordered" in why
+        page.locator("#checks button.show-check").first.click()  # zoomed to the blamed ones
+        blamed = page.locator("rect.op.blamed")
+        assert blamed.count() >= 2
+        assert page.locator("rect.op:not(.blamed)").count() >= 1  # the others stay plain
+        blamed.first.dispatch_event("click")  # the rect itself, not an arrow drawn over it
+        details = page.locator("#details").inner_text()
+        assert "refused by" in details and "linearizability check" in details
+        page.screenshot(path=str(shot))
+
+        viewer = browser.new_page()  # decode both screenshots and count their colours
+        viewer.set_content("<html><body></body></html>")
+        for png in (shot, DOCS_PNG):
+            uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+            width, height, colours = viewer.evaluate(COLOURS, uri)
+            assert width >= 800 and height >= 500 and colours >= 12, (png, width, height, colours)
+        browser.close()
+    assert problems == []
+    assert DOCS_PNG.stat().st_size < 400_000  # small enough for the README

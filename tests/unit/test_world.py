@@ -258,7 +258,9 @@ def racy_transfer(seed: int, interleave: bool = True) -> bool:
 
         return buy
 
-    sim = Simulation(seed=seed, interleave=interleave)
+    # Without lanes, also without the loop's own exploration (which finds it too).
+    explore = {} if interleave else {"explore_tasks": False, "clock_resolution": 0}
+    sim = Simulation(seed=seed, interleave=interleave, **explore)
     sim.client("a", buyer(1.0))
     sim.client("b", buyer(1.000001))
     sim.run(max_time=10)
@@ -303,7 +305,7 @@ def test_each_node_has_its_own_wall_clock_and_monotonic_time_agrees() -> None:
     assert len(set(walls)) == 3
     assert all(abs(w - (1_704_067_200 + 100)) <= 5.0 + 0.2 for w in walls)
     assert all(abs(values[name][1] - values[name][0]) < 1e-3 for name in "abc")
-    assert {round(values[name][2], 3) for name in "abc"} == {100.0}
+    assert all(100.0 <= values[name][2] < 100.002 for name in "abc")  # a 1 ms tick late at most
 
 
 def test_the_same_seed_gives_the_same_world_twice() -> None:

@@ -167,7 +167,7 @@ def test_a_skew_step_moves_only_the_wall_clock() -> None:
     sim.advance(2.0)
     sim.run(max_time=sim.loop.time())
     (m0, w0), (m1, w1) = reads
-    assert m1 - m0 == pytest.approx(1.0, abs=1e-3)  # the loop's CPU costs aside
+    assert m1 - m0 == pytest.approx(1.0, abs=2e-3)  # CPU costs and the 1 ms clock tick aside
     # time.time() is a float near 1.7e9: a quarter-microsecond apart
     assert (w1 - w0) - (m1 - m0) == pytest.approx(-0.25, abs=1e-6)
 

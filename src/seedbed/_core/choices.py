@@ -14,9 +14,12 @@ unused one of a reason that differs only in its numbers ("torn /log sector
 4" for "sector 2"): a changed program, or a shrunk run whose file is shorter
 at its crash, still gets the decision of the same kind that was recorded.
 When the list has no value left for a draw, or the value
-is `null` or of the wrong type, the draw gets its quiet default: what a run
-with no pressure would do (no fault, the minimum delay, the first option,
-the identity order, zero bits). A value out of range wraps (modulo).
+is `null`, the draw gets its quiet default: what a run with no pressure
+would do (no fault, the minimum delay, the first option, the identity order,
+zero bits). A value out of range wraps (modulo). A value of the wrong type
+(a string where a number is drawn, a number where bits or an order are) is
+not something seedbed writes: the draw takes its default, and the session
+keeps it in `misfits` so the replay refuses the file, naming the stream.
 
 A *setting* is a choice that is not drawn: a length the run would otherwise
 take as given, which a shrinker may cut (a scenario's fault phase, see
@@ -32,10 +35,10 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from seedbed._core import entropy
 from seedbed._core.contract import broken, require
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from seedbed._core.trace import Trace
 
 Value = int | float | str | None
+_T = TypeVar("_T")
 _NUMBER = re.compile(r"(?<![A-Za-z_])\d+")  # not a node's name's digits: n2
 
 
@@ -96,6 +100,9 @@ class ChoiceSession:
         self._kinds: dict[tuple[str, str], deque[_Recorded]] = {}
         self._passes: list[list[Choice]] = [[]]
         self._opened: dict[str, None] = {}  # every stream name asked for, in any pass
+        # (stream, reason, value, what the draw takes): the first few of the file's
+        # values whose type no draw of theirs could use.
+        self.misfits: list[tuple[str, str, Value, str]] = []
         self.phase_ended: float | None = None  # when a scenario's fault phase ended (s)
         self._reset_queues()
 
@@ -134,6 +141,12 @@ class ChoiceSession:
         names = {choice.stream for choice in self._source or ()}
         return sorted(name for name in names if name not in self._opened)
 
+    def misfit(self, stream: str, reason: str, value: Value, wanted: str) -> None:
+        """Note a replayed value of the wrong type for its draw (see the module doc)."""
+        entry = (stream, reason, value, wanted)
+        if len(self.misfits) < 5 and entry not in self.misfits:
+            self.misfits.append(entry)
+
     def log(self, stream: str, reason: str, value: Value) -> None:
         record = self._passes[-1]
         if record and record[-1].order != len(record) - 1:
@@ -145,9 +158,12 @@ class ChoiceSession:
         as None while it is `given` (the quiet default: nothing cut)."""
         value = given
         if self.replaying:
-            recorded = _as_float(self.recorded(stream, reason))
+            given_value = self.recorded(stream, reason)
+            recorded = _as_float(given_value)
             if recorded is not None:
                 value = min(max(recorded, 0.0), given)
+            elif given_value is not None:
+                self.misfit(stream, reason, given_value, "a number")
         self.log(stream, reason, None if value == given else value)
         return value
 
@@ -243,38 +259,48 @@ class ReplayingStream(Stream):
     def _take(self, reason: str) -> Value:
         return self._session.recorded(self.name, reason)
 
+    def _int(self, reason: str) -> int | None:
+        return self._fits(reason, _as_int, "an integer")
+
+    def _float(self, reason: str) -> float | None:
+        return self._fits(reason, _as_float, "a number")
+
+    def _fits(self, reason: str, convert: Callable[[Value], _T | None], wanted: str) -> _T | None:
+        """The recorded value as `convert` makes it, or None (the default): a
+        value it cannot use is a misfit, noted for the replay to refuse."""
+        recorded = self._take(reason)
+        value = convert(recorded)
+        if value is None and recorded is not None:
+            self._session.misfit(self.name, reason, recorded, wanted)
+        return value
+
     def _use(self, reason: str, value: int | float | str) -> None:
         Stream._note(self, reason, value)
         self._session.log(self.name, reason, value)
 
     def raw(self, k: int, reason: str = "raw bits") -> int:
-        recorded = self._take(reason)
-        value = 0
-        if isinstance(recorded, str) and recorded.startswith("0x"):
-            try:
-                value = int(recorded, 16) & ((1 << k) - 1)
-            except ValueError:
-                value = 0
+        recorded = self._fits(reason, _as_bits, "bits written as 0x... hex")
+        value = 0 if recorded is None else recorded & ((1 << k) - 1)
         self._session.log(self.name, reason, hex(value))
         return value
 
     def below(self, n: int, reason: str) -> int:
         if n <= 1:
             return super().below(n, reason)
-        recorded = _as_int(self._take(reason))
+        recorded = self._int(reason)
         value = recorded % n if recorded is not None else 0
         require(0 <= value < n, "a replayed bounded draw stays in [0, n)", n=n, value=value)
         self._use(reason, value)
         return value
 
     def random(self, reason: str) -> float:
-        recorded = _as_float(self._take(reason))
+        recorded = self._float(reason)
         value = recorded % 1.0 if recorded is not None else 0.0
         self._use(reason, value)
         return value
 
     def uniform(self, low: float, high: float, reason: str) -> float:
-        recorded = _as_float(self._take(reason))
+        recorded = self._float(reason)
         value = low
         if recorded is not None and high > low:
             value = low + (recorded - low) % (high - low)
@@ -284,13 +310,13 @@ class ReplayingStream(Stream):
     def chance(self, probability: float, reason: str) -> bool:
         if probability <= 0.0 or probability >= 1.0:
             return super().chance(probability, reason)
-        recorded = _as_int(self._take(reason))
+        recorded = self._int(reason)
         value = recorded % 2 if recorded is not None else 0
         self._use(reason, value)
         return bool(value)
 
     def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
-        recorded = _as_float(self._take(reason))
+        recorded = self._float(reason)
         value = abs(recorded) if recorded is not None else quiet
         if math.isinf(value):
             self._session.log(self.name, reason, None)  # the quiet "never"
@@ -303,14 +329,32 @@ class ReplayingStream(Stream):
             return list(range(n))
         recorded = self._take(reason)
         order = _order_from(recorded, n)
+        if recorded is not None and not _is_order(recorded):
+            self._session.misfit(self.name, reason, recorded, "an order written as 2,0,1")
         self._use(reason, ",".join(map(str, order)))
         return order
 
     def seed_for(self, reason: str) -> int:
-        recorded = _as_int(self._take(reason))
+        recorded = self._int(reason)
         value = recorded % (1 << 64) if recorded is not None else 0
         self._use(reason, value)
         return value
+
+
+def _as_bits(value: Value) -> int | None:
+    if not isinstance(value, str) or not value.startswith("0x"):
+        return None
+    try:
+        return int(value, 16)
+    except ValueError:
+        return None
+
+
+def _is_order(value: Value) -> bool:
+    """Whether `value` is an order as seedbed writes one: integers joined by commas."""
+    return isinstance(value, str) and all(
+        part.strip().isascii() and part.strip().isdigit() for part in value.split(",")
+    )
 
 
 def _order_from(recorded: Value, n: int) -> list[int]:

@@ -27,6 +27,24 @@ class NotRegular(OSError):
         return str(self.args[0])
 
 
+class WriteFailed(OSError):
+    """A file seedbed writes could not be written (a full disk, a quota, a
+    read-only folder); `str()` is one line naming the file, the reason and
+    what to do. Whatever was written of it has been removed."""
+
+    def __init__(self, path: str | Path, what: str, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(
+            f"cannot write {what} {path}: {reason}; nothing was left there: "
+            "make room (or fix the folder), then run again"
+        )
+        self.errno = cause.errno
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -34,6 +52,14 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def is_regular(path: str | Path) -> bool:
+    """Whether `path` is a regular file itself (a symlink is not)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def regular_file(path: str | Path) -> None:
@@ -50,6 +76,17 @@ def regular_file(path: str | Path) -> None:
         raise NotRegular(f"{path} is {_kind(mode)}, not a regular file: pass a file seedbed wrote")
 
 
+def replaceable(path: str | Path) -> None:
+    """Refuse (`NotRegular`) a path a writer must not rename over: anything that
+    exists and is not a regular file (a symlink, FIFO, device, directory)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegular(f"{path} is {_kind(mode)}: seedbed only replaces regular files")
+
+
 def replace_file(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same folder, renamed into place.
 
@@ -57,12 +94,7 @@ def replace_file(path: str | Path, data: bytes) -> None:
     but a regular file: renaming over it would destroy what it is.
     """
     target = Path(path)
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        raise NotRegular(f"{target} is {_kind(mode)}: seedbed only replaces regular files")
+    replaceable(target)
     temporary = target.with_name(f".{target.name}.partial")
     temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
     try:

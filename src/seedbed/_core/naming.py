@@ -89,11 +89,22 @@ def replay_command(
     return f"seedbed run {target} --seed {seed}{_flags(options)}"
 
 
+# Boolean options that are on by default: what turns each off.
+OFF_FLAGS = {"explore_tasks": "--no-explore-tasks"}
+
+
 def _flags(options: dict[str, Any]) -> str:
-    return "".join(
-        f" {RUN_FLAGS[key]}" if value is True else f" {RUN_FLAGS[key]} {value}"
-        for key, value in options.items()
-    )
+    return "".join(_flag(key, value) for key, value in options.items())
+
+
+def _flag(key: str, value: Any) -> str:
+    """One option as its flag: a boolean as its on or off switch (an off
+    value with no off switch is the default, so it is left out)."""
+    if value is True:
+        return f" {RUN_FLAGS[key]}"
+    if value is False:
+        return f" {OFF_FLAGS[key]}" if key in OFF_FLAGS else ""
+    return f" {RUN_FLAGS[key]} {value}"
 
 
 def describe_scenario(scenario: Any) -> str | None:

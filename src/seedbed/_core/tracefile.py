@@ -32,6 +32,7 @@ defect, never a divergence. Nothing is ever unpickled: the only reader is
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hashlib
 import json
@@ -43,7 +44,7 @@ from typing import IO, Any
 
 from seedbed._core import safejson
 from seedbed._core.contract import require
-from seedbed._core.files import NotRegular, regular_file
+from seedbed._core.files import NotRegular, WriteFailed, is_regular, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
@@ -97,38 +98,77 @@ class TraceFile:
 
 class TraceWriter:
     """A trace written as the run goes: header now, each event as it happens,
-    the end line last. Installed as a `Trace`'s event list (it has `append`)."""
+    the end line last. Installed as a `Trace`'s event list (it has `append`).
+
+    A write that fails (a full disk) must not surface inside the run, where
+    the program's own `except OSError` could swallow it: the writer stops
+    writing, the run goes on, and `finish` removes the file (a cut trace
+    would only mislead) and raises `WriteFailed` naming it.
+    """
 
     def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
-        self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+        self.path = path
+        self.failed: OSError | None = None
         header = {**header, **(_LABELS.get() or {})}
         header["digest"] = header_digest(header)
-        self._out.write(json.dumps(header, sort_keys=True) + "\n")
-        self._out.flush()
+        try:
+            self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+        except OSError as exc:
+            raise WriteFailed(path, "the trace", exc) from None
         self._unflushed = 0
         self.count = 0
+        self._write(json.dumps(header, sort_keys=True) + "\n", flush=True)
+        if self.failed is not None:
+            self._give_up()
+
+    def _write(self, line: str, *, flush: bool = False) -> None:
+        if self.failed is not None:
+            return
+        try:
+            self._out.write(line)
+            if flush:
+                self._out.flush()
+        except OSError as exc:
+            self.failed = exc
 
     def append(self, event: Event) -> None:
-        self._out.write(json.dumps(event, separators=(",", ":")) + "\n")
         self.count += 1
+        if self.failed is not None:
+            return
         self._unflushed += 1
-        if self._unflushed >= FLUSH_EVERY:
-            self._out.flush()
+        flush = self._unflushed >= FLUSH_EVERY
+        if flush:
             self._unflushed = 0
+        self._write(json.dumps(event, separators=(",", ":")) + "\n", flush=flush)
 
     def note(self, *fields: str | int | float) -> None:
         """An annotation after the last event (not an event: see the module doc)."""
-        self._out.write(json.dumps({"note": fields}, separators=(",", ":")) + "\n")
+        self._write(json.dumps({"note": fields}, separators=(",", ":")) + "\n")
 
     def __len__(self) -> int:
         return self.count
 
     def finish(self, end: dict[str, Any]) -> None:
-        """Write the end line and close the file (idempotent)."""
+        """Write the end line and close the file (idempotent); `WriteFailed` if
+        any write failed, the file removed."""
         if self._out.closed:
             return
-        self._out.write(json.dumps(end, sort_keys=True) + "\n")
-        self._out.close()
+        self._write(json.dumps(end, sort_keys=True) + "\n")
+        try:
+            self._out.close()  # the last of the buffer goes to disk here
+        except OSError as exc:
+            self.failed = self.failed or exc
+        if self.failed is not None:
+            self._give_up()
+
+    def _give_up(self) -> None:
+        """Close and remove the file, and say so (`WriteFailed`)."""
+        with contextlib.suppress(OSError):  # the buffer cannot reach a full disk: the file goes
+            self._out.close()
+        if is_regular(self.path):  # never a device or FIFO the user named
+            Path(self.path).unlink()
+        assert self.failed is not None
+        raise WriteFailed(self.path, "the trace", self.failed)
 
 
 def write_trace(

@@ -1,6 +1,7 @@
 """The exploration flags' values as run options, for `run`, `sweep` and `shrink`.
 
-Each flag is a `LoopConfig` field of the same name (`--explore-tasks`,
+Each flag is a `LoopConfig` field of the same name (`--explore-tasks` /
+`--no-explore-tasks`,
 `--clock-resolution S`, `--strategy random|pct`, `--pct-depth D`; the click
 options are `seedbed.cli._explore`), checked with the shared validators
 before anything runs, so a bad value is one line naming the flag.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from seedbed._core.validate import check_choice, check_positive_int, check_seconds
+from seedbed.aio import LoopConfig
 from seedbed.errors import UsageError
 
 STRATEGIES = ("random", "pct")
@@ -40,11 +42,12 @@ def _checked(
     pct_depth: int | None,
 ) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    if explore_tasks:
-        options["explore_tasks"] = True
+    defaults = LoopConfig()
+    if explore_tasks is not None and explore_tasks != defaults.explore_tasks:
+        options["explore_tasks"] = explore_tasks  # --no-explore-tasks: on is the default
     if clock_resolution is not None:
         check_seconds("LoopConfig", "clock_resolution", clock_resolution, allow_zero=True)
-        if clock_resolution:
+        if clock_resolution != defaults.clock_resolution:
             options["clock_resolution"] = clock_resolution
     if strategy is not None:
         check_choice("LoopConfig", "strategy", strategy, STRATEGIES)

@@ -16,9 +16,10 @@ link faults, crashes and the failure; only the arrows need the notes.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceIncomplete
@@ -48,33 +49,54 @@ class _Pipe:
     queue: deque[_Segment] = field(default_factory=deque)
 
 
+class Column(Protocol):
+    """Where an append-only list of rows goes: a `list` (kept, for tests and small
+    runs) or a spool on disk (`_spool.Spool`, what `write_view` uses, so memory
+    stays bounded however long the trace)."""
+
+    def append(self, row: Any, /) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+def _column(name: str = "") -> Any:
+    return []
+
+
 @dataclass
 class Diagram:
-    """Everything the page draws, as plain lists (JSON-ready); positions are
-    the vertical axis, `times[pos]` the virtual time (ns) there."""
+    """Everything the page draws, as rows (JSON-ready); positions are the
+    vertical axis, `times[pos]` the virtual time (ns) there.
+
+    `times`, `points` and `arrows` grow with the trace and are append-only
+    columns; the rest grows with faults and client operations, and is kept
+    (operations change when they complete and when a check blames them).
+    """
 
     meta: dict[str, Any]
     lanes: list[str] = field(default_factory=lambda: [WORLD])
-    times: list[int] = field(default_factory=list)
+    times: Column = field(default_factory=_column)
     # [pos, lane, kind, text]
-    points: list[list[Any]] = field(default_factory=list)
+    points: Column = field(default_factory=_column)
     # [pos_from, lane_from, pos_to, lane_to, label, status] status: ok, dropped, held, lost
-    arrows: list[list[Any]] = field(default_factory=list)
+    arrows: Column = field(default_factory=_column)
     # [lane, pos_from, pos_to, kind, text]
     spans: list[list[Any]] = field(default_factory=list)
-    # [lane, pos_from, pos_to, f, text, outcome]
+    # [lane, pos_from, pos_to, f, text, outcome, check] check: the index in
+    # `checks` of the history check that blames it, else -1
     ops: list[list[Any]] = field(default_factory=list)
+    # {"checker", "text", "pos", "ops": [indices in ops]}: a history checker's refusal
+    checks: list[dict[str, Any]] = field(default_factory=list)
     failure: dict[str, Any] | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def small_parts(self) -> dict[str, Any]:
+        """Everything but the three long columns, as one JSON-ready object."""
         return {
             "meta": self.meta,
             "lanes": self.lanes,
-            "times": self.times,
-            "points": self.points,
-            "arrows": self.arrows,
             "spans": self.spans,
             "ops": self.ops,
+            "checks": self.checks,
             "failure": self.failure,
         }
 
@@ -82,21 +104,24 @@ class Diagram:
 class _Builder:
     """Folds events and notes, in file order, into a `Diagram`."""
 
-    def __init__(self, meta: dict[str, Any]) -> None:
-        self.d = Diagram(meta)
+    def __init__(self, d: Diagram) -> None:
+        self.d = d
+        self.positions = 0
         self.lane_of: dict[str, int] = {WORLD: 0}
         self.now = 0
         self.pipes: dict[int, _Pipe] = {}
         self.number_node: dict[int, int] = {}
         self.datagrams: dict[str, list[Any]] = {}  # ident -> [pos, src, dst, label, held]
         self.open_spans: dict[tuple[int, str, str], int] = {}  # (lane, kind, text) -> pos
-        self.open_ops: dict[str, list[Any]] = {}
+        self.open_ops: dict[tuple[int, str], list[Any]] = {}  # (recorder, process) -> open row
+        self.op_rows: dict[tuple[int, int], int] = {}  # (recorder, invoke index) -> row
 
     # -- positions and lanes ----------------------------------------------
 
     def _pos(self) -> int:
         self.d.times.append(self.now)
-        return len(self.d.times) - 1
+        self.positions += 1
+        return self.positions - 1
 
     def lane(self, name: Any) -> int:
         name = str(name)
@@ -232,6 +257,8 @@ class _Builder:
             name = _KINDS[kind] if 0 <= kind < len(_KINDS) else str(kind)
             status = "held" if seg.held else "ok"
             self.d.arrows.append([seg.pos, seg.src, self._pos(), seg.dst, name.upper(), status])
+        if not pipe.queue:  # a FIN or RST ends its direction: memory stays bounded
+            del self.pipes[int(note[1])]
 
     def _n_cleared(self, note: Event) -> None:
         pipe = self.pipes.get(int(note[1]))
@@ -243,7 +270,7 @@ class _Builder:
             if seg.start >= delivered:
                 label = "dropped " + (_KINDS[seg.kind] if 0 <= seg.kind < 3 else "?")
                 self.d.arrows.append([seg.pos, seg.src, pos, seg.dst, label, "dropped"])
-        pipe.queue.clear()
+        del self.pipes[int(note[1])]
 
     def _n_stall(self, note: Event) -> None:
         pipe = self.pipes.get(int(note[1]))
@@ -291,24 +318,49 @@ class _Builder:
         return lanes or [0]
 
     def _n_op(self, note: Event) -> None:
+        # ("op", kind, process, f, value, node[, recorder, index]): the last two
+        # since history checks name operations (older traces lack them).
         kind, process, f, value, node = (str(x) for x in note[1:6])
         lane = self.lane(node or WORLD)
+        recorder = int(note[6]) if len(note) >= 8 else -1
         if kind == "invoke":
-            self.open_ops[process] = [lane, self._pos(), f, f"{process} {f}({value})"]
+            pos = self._pos()
+            row: list[Any] = [lane, pos, pos, f, f"{process} {f}({value})", "open", -1]
+            if recorder >= 0:
+                self.op_rows[(recorder, int(note[7]))] = len(self.d.ops)
+            self.d.ops.append(row)
+            self._unanswered(self.open_ops.pop((recorder, process), None), pos)
+            self.open_ops[(recorder, process)] = row
             return
-        opened = self.open_ops.pop(process, None)
-        if opened is not None:
-            lane, start, f, text = opened
-            self.d.ops.append([lane, start, self._pos(), f, f"{text} -> {kind} {value}", kind])
+        done = self.open_ops.pop((recorder, process), None)
+        if done is not None:
+            done[2], done[4], done[5] = self._pos(), f"{done[4]} -> {kind} {value}", kind
+
+    @staticmethod
+    def _unanswered(row: list[Any] | None, pos: int) -> None:
+        """An operation with no response: drawn open until `pos`."""
+        if row is not None:
+            row[2], row[4] = pos, f"{row[4]} -> (no response)"
+
+    def _n_check(self, note: Event) -> None:
+        # ("check", checker, recorder, explanation, "call,call,..."): see `note_check`.
+        checker, recorder, text = str(note[1]), int(note[2]), str(note[3])
+        calls = [int(call) for call in str(note[4]).split(",") if call]
+        number = len(self.d.checks)
+        rows = [row for call in calls if (row := self.op_rows.get((recorder, call))) is not None]
+        for row in rows:
+            if self.d.ops[row][6] < 0:
+                self.d.ops[row][6] = number
+        self.d.checks.append({"checker": checker, "text": text, "pos": self._pos(), "ops": rows})
 
     # -- the end ----------------------------------------------------------------
 
     def finish(self, end: dict[str, Any] | None, defect: str | None) -> Diagram:
-        last = max(len(self.d.times) - 1, 0)
+        last = max(self.positions - 1, 0)
         for (lane, kind, text), start in self.open_spans.items():
             self.d.spans.append([lane, start, last, kind, text])
-        for lane, start, _f, text in self.open_ops.values():
-            self.d.ops.append([lane, start, last, _f, f"{text} -> (no response)", "open"])
+        for row in self.open_ops.values():
+            self._unanswered(row, last)
         for sent in self.datagrams.values():
             self.d.arrows.append([sent[0], sent[1], last, sent[2], sent[3], "held"])
         failure = (end or {}).get("failure")
@@ -320,20 +372,23 @@ class _Builder:
             self.d.failure["text"] = str(failure)
         self.d.meta["end"] = end
         self.d.meta["defect"] = defect
-        if not self.d.times:
-            self.d.times.append(self.now)
+        if not self.positions:
+            self._pos()
         return self.d
 
 
-def build(path: str | Path) -> Diagram:
-    """Read the trace at `path` as a stream and build its diagram.
+def build(path: str | Path, columns: Callable[[str], Column] = _column) -> Diagram:
+    """Read the trace at `path` as a stream and build its diagram, its long
+    columns made by `columns(name)` (lists by default).
 
     A file that is not a trace raises a one-line `UsageError`; a trace cut
     short is drawn up to the cut, with the defect in its `meta`.
     """
     recorded = RecordedTrace(path)
     try:
-        builder = _Builder({"path": str(path), "header": recorded.header})
+        meta = {"path": str(path), "header": recorded.header}
+        times, points, arrows = (columns(name) for name in ("times", "points", "arrows"))
+        builder = _Builder(Diagram(meta, times=times, points=points, arrows=arrows))
         recorded.on_note = lambda note: _fold(recorded, builder.note, note)
         while (event := recorded.next_event()) is not None:
             _fold(recorded, builder.event, event)

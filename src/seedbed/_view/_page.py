@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import IO
 
+from seedbed._core.contract import require
+from seedbed._view._embed import embed_json
 from seedbed._view._model import Diagram
+from seedbed._view._spool import PointCodec, Spool
 
 SCRIPT = (Path(__file__).parent / "_script.js").read_text(encoding="utf-8")
 
@@ -72,6 +74,11 @@ marker path { fill: #3461c1; }
 .span.disk_fault { fill: #6b4f2a; opacity: 0.2; }
 .op { fill: #2f9e6e; opacity: 0.55; }
 .op.fail { fill: #d64545; } .op.info, .op.open { fill: #9aa3b2; }
+.op.blamed { fill: #d64545; opacity: 0.9; stroke: #7a1010; stroke-width: 2; }
+#checks h3 { font-size: 13px; color: #d64545; margin: 10px 0 4px; unicode-bidi: isolate; }
+pre.explanation { font: 11px/1.35 var(--mono); white-space: pre-wrap; word-break: break-all;
+  background: #fbeaea; padding: 6px; margin: 4px 0 10px; unicode-bidi: isolate; direction: ltr;
+  max-height: 260px; overflow: auto; }
 .density { fill: #3461c1; opacity: 0.35; }
 .failure rect { fill: #d64545; }
 .failure text { fill: #d64545; font-weight: 700; }
@@ -88,17 +95,11 @@ CSP = (
 )
 
 
-def embed_json(data: Any) -> str:
-    """JSON that cannot end its script block or open a comment, whatever it holds."""
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def render(diagram: Diagram, *, generated_by: str) -> str:
-    """The whole page as one string."""
+def write_page(diagram: Diagram, out: IO[str], *, generated_by: str) -> None:
+    """Write the whole page to `out`, the long columns copied in as they are."""
     seed = diagram.meta.get("header", {}).get("seed")
     title = escape(f"seedbed view: seed {seed}", quote=True)
-    return (
+    out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -111,9 +112,23 @@ def render(diagram: Diagram, *, generated_by: str) -> str:
         '<span id="window"></span></div><div id="filters"></div></header>'
         '<div class="layout"><div class="board"><div id="lanes"></div>'
         '<svg id="diagram" xmlns="http://www.w3.org/2000/svg"></svg></div>'
-        '<aside><h2>Details</h2><p class="hint">Click an event, arrow or shaded span. '
+        '<aside><div id="checks"></div><h2>Details</h2>'
+        '<p class="hint">Click an event, arrow or shaded span. '
         'Wheel zooms, drag or shift+wheel pans.</p><dl id="details"></dl>'
         f'<p class="hint">{escape(generated_by)}</p></aside></div>'
-        f'<script type="application/json" id="trace-data">{embed_json(diagram.as_json())}</script>'
-        f"<script>{SCRIPT}</script></body></html>\n"
+        '<script type="application/json" id="trace-data">'
     )
+    out.write(embed_json(diagram.small_parts())[:-1])  # the object, left open
+    columns = (("dtimes", diagram.times), ("points", diagram.points), ("arrows", diagram.arrows))
+    for key, column in columns:
+        require(isinstance(column, Spool), "the page is written from spooled columns")
+        assert isinstance(column, Spool)  # for mypy: require does not narrow
+        out.write(f',"{key}":[')
+        column.copy_to(out)
+        out.write("]")
+    codec = diagram.points.encode if isinstance(diagram.points, Spool) else None
+    if isinstance(codec, PointCodec):  # the tables the points refer to
+        out.write(
+            f',"kinds":{embed_json(list(codec.kinds))},"texts":{embed_json(list(codec.texts))}'
+        )
+    out.write(f"}}</script><script>{SCRIPT}</script></body></html>\n")

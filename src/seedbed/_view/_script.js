@@ -3,8 +3,25 @@
 // run reaches the page through textContent (never markup), after `clean`.
 (function () {
   const NS = "http://www.w3.org/2000/svg";
-  const D = JSON.parse(document.getElementById("trace-data").textContent);
-  const LANE_W = 150, LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
+  const data = document.getElementById("trace-data");
+  const D = JSON.parse(data.textContent);
+  data.remove();  // its text (the largest thing on a big run's page) can be freed now
+  D.times = new Float64Array(D.dtimes.length);  // spooled as differences: add them up
+  for (let i = 0, t = 0; i < D.dtimes.length; i++) { t += D.dtimes[i]; D.times[i] = t; }
+  delete D.dtimes;
+  for (let i = 0, pos = 0; i < D.points.length; i++) {  // [dpos, lane, kind number, text (number)]
+    const point = D.points[i];
+    pos += point[0];
+    point[0] = pos;
+    point[2] = D.kinds[point[2]];
+    if (typeof point[3] === "number") point[3] = D.texts[point[3]];
+  }
+  delete D.texts;
+  const LEFT = 90, TOP = 8, BOTTOM = 26, LIMIT = 3000;
+  // Lanes share the board's width (every lane in view), between 80 and 150 pixels each.
+  const board = document.querySelector(".board");
+  const LANE_W = Math.floor(Math.max(80, Math.min(150,
+    ((board.clientWidth || 1000) - LEFT - 20) / D.lanes.length)));
   const svg = document.getElementById("diagram");
   const details = document.getElementById("details");
   const last = Math.max(D.times.length - 1, 1);
@@ -73,13 +90,15 @@
   }
   function drawOps(group) {
     if (hiddenKinds.has("operations")) return;
-    for (const [lane, a, b, f, text, outcome] of D.ops) {
+    for (const [lane, a, b, f, text, outcome, check] of D.ops) {
       if (hiddenLanes.has(lane) || b < v0 || a > v1) continue;
       const top = y(Math.max(a, v0)), bottom = y(Math.min(b, v1));
-      const rect = el("rect", {x: x(lane) + 10, width: 14, y: top, height: Math.max(bottom - top, 4),
-        class: "op " + outcome}, group);
-      clickable(rect, () => show("operation " + f, lane, a, text,
-        [["responded", "#" + b + " (" + seconds(b) + ")"]]));
+      const blamed = check >= 0 ? D.checks[check] : null;
+      const rect = el("rect", {x: x(lane) + 10, width: blamed ? 18 : 14, y: top,
+        height: Math.max(bottom - top, 4), class: "op " + outcome + (blamed ? " blamed" : "")}, group);
+      const extra = [["responded", "#" + b + " (" + seconds(b) + ")"]];
+      if (blamed) extra.push(["refused by", blamed.checker + " check"], ["why", blamed.text.split("\n")[0] + " (the whole explanation: above)"]);
+      clickable(rect, () => show("operation " + f, lane, a, text, extra));
     }
   }
   function drawArrows(group) {
@@ -147,7 +166,7 @@
     const g = el("g", {class: "failure", id: "failure"}, group);
     el("rect", {x: LEFT, width: D.lanes.length * LANE_W, y: y(f.pos) - 3, height: 6}, g);
     const label = el("text", {x: LEFT + 4, y: y(f.pos) - 6}, g);
-    label.textContent = clean("failure: " + f.text);
+    label.textContent = clean("failure: " + brief(f.text));
     clickable(g, () => show("failure", 0, f.pos, f.text));
   }
   function drawHeader() {
@@ -231,6 +250,33 @@
     else if (e.key === "ArrowUp") pan(-Math.round((v1 - v0) / 10));
   });
 
+  function checks() {
+    // Each history checker's refusal: its explanation, and a button that
+    // brings the operations it blames (highlighted on the client lanes) into view.
+    const box = document.getElementById("checks");
+    D.checks.forEach((check, number) => {
+      const blamed = D.ops.filter((op) => op[6] === number);
+      const title = document.createElement("h3");
+      title.textContent = clean(`the ${check.checker} check refused the history: ` +
+        `${blamed.length} operations blamed`);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "show-check";
+      button.textContent = "show them on the lanes";
+      button.addEventListener("click", () => {
+        if (!blamed.length) return;
+        const a = blamed.reduce((m, op) => Math.min(m, op[1]), last);
+        const b = blamed.reduce((m, op) => Math.max(m, op[2]), 0);
+        const pad = Math.max(Math.round((b - a) / 10), 5);
+        v0 = a - pad; v1 = b + pad; clampWindow(); render();
+      });
+      const why = document.createElement("pre");
+      why.className = "explanation";
+      why.textContent = check.text.split("\n").map(clean).join("\n");
+      box.append(title, button, why);
+    });
+  }
+
   function filters() {
     const box = document.getElementById("filters");
     const kinds = ["messages", "faults", "operations"];
@@ -259,10 +305,15 @@
 
   const summary = document.getElementById("summary");
   const end = D.meta.end || {};
+  function brief(text) {  // the summary line stays a line: the whole text is in the details
+    const first = String(text).split("\n")[0];
+    return first.length > 220 ? first.slice(0, 217) + "..." : first;
+  }
   summary.textContent = clean(`seed ${D.meta.header.seed} · ${last} events · ` +
-    (D.failure ? "failed: " + D.failure.text : end.failure ? "failed: " + end.failure : "passed") +
-    (D.meta.defect ? " · " + D.meta.defect : ""));
+    (D.failure ? "failed: " + brief(D.failure.text) : end.failure ? "failed: " + brief(end.failure)
+      : "passed") + (D.meta.defect ? " · " + D.meta.defect : ""));
   filters();
+  checks();
   render();
   window.addEventListener("resize", render);
   document.body.dataset.ready = "1";

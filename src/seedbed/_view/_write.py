@@ -1,26 +1,52 @@
-"""Writing the page: to a temporary file beside the target, then renamed over it."""
+"""Writing the page: streamed to a temporary file beside the target, then renamed over it.
+
+The trace is read as a stream and the long columns are spooled to disk
+(`_spool`), so memory stays bounded by what is in flight at one instant
+(open connections, spans, client operations), not by the trace's length.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from seedbed._core.files import NotRegular, replaceable
 from seedbed._core.version import VERSION
 from seedbed._view._model import Diagram, build
-from seedbed._view._page import render
+from seedbed._view._page import write_page
+from seedbed._view._spool import Deltas, PointCodec, Spool
 from seedbed.errors import UsageError
 
 
 def write_view(trace: str | Path, html: str | Path) -> Diagram:
     """Read the trace file `trace` and write its diagram page to `html`."""
-    diagram = build(trace)
-    page = render(diagram, generated_by=f"seedbed {VERSION} view")
-    target = Path(html)
-    temporary = target.with_name(f".{target.name}.partial")
+    spools: list[Spool] = []
+
+    def spool(name: str) -> Spool:
+        codec = Deltas() if name == "times" else PointCodec() if name == "points" else None
+        spools.append(Spool(codec))
+        return spools[-1]
+
     try:
-        temporary.write_text(page, encoding="utf-8")
+        diagram = build(trace, spool)
+        _write(diagram, Path(html))
+    finally:
+        for column in spools:
+            column.close()
+    return diagram
+
+
+def _write(diagram: Diagram, target: Path) -> None:
+    try:
+        replaceable(target)  # never rename over a symlink, FIFO or device
+    except NotRegular as exc:
+        raise UsageError(f"{exc}; pass -o a path to a new or regular file") from None
+    temporary = target.with_name(f".{target.name}.partial")
+    temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
+    try:
+        with temporary.open("w", encoding="utf-8") as out:
+            write_page(diagram, out, generated_by=f"seedbed {VERSION} view")
         os.replace(temporary, target)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise UsageError(f"{target}: cannot write the page ({exc.strerror or exc})") from None
-    return diagram

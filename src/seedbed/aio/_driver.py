@@ -19,7 +19,10 @@ loop's private state. This is the whole contract:
   lane keeps its queued callbacks, in order, and is not picked until resumed
   (a node stopped like a GC pause or a frozen VM); an ended lane never runs,
   paused or not.
-- `now_ns`: virtual time, integer nanoseconds.
+- `now_ns`: virtual time, integer nanoseconds. `call_later(delay, cb, ...)`,
+  `call_at(when, cb, ...)` and `sleep(delay)`: the world's own timers (fault episodes, disk latency,
+  scheduled actions), always on the exact clock: a coarse `clock_resolution`
+  models the program reading a coarse clock, not the world.
 - `set_wall_clock(fn)`: what `time.time()` reads inside the run.
 - `fail(error)`: fail the run with `error` (the first failure wins; the run
   stops at the end of the iteration), even if the code around swallows it.
@@ -127,6 +130,21 @@ class WorldDriver:
     def now_ns(self) -> int:
         """Virtual time in integer nanoseconds."""
         return self._st.clock.now
+
+    def call_later(
+        self, delay: float, callback: Callable[..., object], *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> Any:  # fmt: skip
+        return self._loop.call_later_exact(delay, callback, *args, context=context)
+
+    def call_at(
+        self, when: float, callback: Callable[..., object], *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> Any:  # fmt: skip
+        return self._loop.call_at_exact(when, callback, *args, context=context)
+
+    async def sleep(self, delay: float) -> None:
+        await self._loop.sleep_exact(delay)
 
     def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
         """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""

@@ -29,9 +29,12 @@ class SimHandle(asyncio.Handle):
     Every task step costs one of these. The two fields asyncio only writes in
     debug mode are class-level defaults here, which saves their stores; the
     one place asyncio writes `_repr` (`cancel` in debug mode) is overridden.
+    `cause` is the step number of the callback that scheduled it: task steps
+    with one cause resume in the order it scheduled them, as on every real
+    loop (see `_explore`).
     """
 
-    __slots__ = ()
+    __slots__ = ("cause",)
     _source_traceback = None
     _repr = None
 
@@ -47,6 +50,7 @@ class SimHandle(asyncio.Handle):
         self._cancelled = False
         self._loop = loop
         self._context = context
+        self.cause = -1  # made outside call_soon: no scheduling callback known
 
     def cancel(self) -> None:
         if not self._cancelled:

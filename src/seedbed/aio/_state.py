@@ -47,14 +47,18 @@ class LoopConfig:
     - `max_steps`/`max_time`: budgets; exceeding one raises `BudgetExceeded`.
     - `strict`: a task that swallows its cancellation fails the run instead of
       warning.
-    - `explore_tasks`: the order of task steps ready in one iteration is drawn
-      from the seed (plain callbacks keep `call_soon` order); see `_explore`.
+    - `explore_tasks` (on by default): the order of task steps ready in one
+      iteration is drawn from the seed (plain callbacks keep `call_soon`
+      order, and the steps one callback scheduled keep its order); see
+      `_explore`.
     - `strategy`: "random" (every choice a uniform draw) or "pct": lane picks
       and, with `explore_tasks`, task-step order follow PCT with `pct_depth`
       d and `pct_steps` k, the expected number of contested choices; see `_pct`.
-    - `clock_resolution`: timer deadlines are rounded up to ticks of this many
-      seconds (0: exact nanoseconds), so timers set within one tick tie and
-      fire in a seeded order, as on a coarse real clock; see `_explore`.
+    - `clock_resolution` (1 ms by default; 0: exact nanoseconds): the
+      program's timers count their delay from the end of the current tick of
+      this many seconds, as on a coarse real clock, so timers set within one
+      tick for one delay tie and fire in a seeded order; a timer never fires
+      early. The world's own timers stay exact; see `_explore`.
     """
 
     cpu_cost_min: float = 1e-6
@@ -63,8 +67,8 @@ class LoopConfig:
     max_steps: int | None = None
     max_time: float | None = None
     strict: bool = False
-    explore_tasks: bool = False
-    clock_resolution: float = 0.0
+    explore_tasks: bool = True
+    clock_resolution: float = 0.001
     strategy: str = "random"
     pct_depth: int = 3
     pct_steps: int = 1000

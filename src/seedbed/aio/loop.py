@@ -66,6 +66,14 @@ Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
 _new_handle = object.__new__  # handles are built field by field, see call_soon
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """`sleep_exact`'s timer: a cancelled sleep's waiter is already done."""
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 _task_init = asyncio.Task.__init__  # the C initializer (a slot wrapper: never rebound)
 _PATCHED_TIME = (
     "loop.time cannot be patched on seedbed's loop: its timers fire by its own virtual "
@@ -269,6 +277,9 @@ class SeedbedLoop(TaskWatch):
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
                 if timers and timers[0][0] <= clock.now:
+                    if timers[0][0] < entry[0]:
+                        broken("timers leave the heap in deadline order", after=entry[0],
+                               got=timers[0][0])  # fmt: skip
                     heappush(timers, entry)  # several due: the general path orders ties
                     self._collect_due_timers()
                 else:
@@ -462,11 +473,18 @@ class SeedbedLoop(TaskWatch):
         )
 
     def _collect_due_timers(self) -> None:
-        """Move due timers to the ready queue, ties at one instant in seeded order."""
+        """Move the earliest due deadline's timers to the ready queue, ties in
+        seeded order.
+
+        Timers due at a later deadline wait for the next iteration: the tasks
+        they wake then resume after those the earlier ones woke, as on every
+        real loop (a prompt one runs the earlier timers alone), so task-order
+        exploration (`_explore`) never reorders wakeups that time ordered.
+        """
         st = self._st
         timers, now = st.timers, st.clock.now
         due: list[tuple[int, int, SimTimerHandle]] = []
-        while timers and timers[0][0] <= now:
+        while timers and timers[0][0] <= now and (not due or timers[0][0] == due[0][0]):
             entry = heappop(timers)
             handle = entry[2]
             if not handle._scheduled:
@@ -480,21 +498,16 @@ class SeedbedLoop(TaskWatch):
                 st.cancelled_timers -= 1
             else:
                 due.append(entry)
-        if len(due) == 1:
-            st.ready.append(due[0][2])
-            return
-        start = 0
-        while start < len(due):
-            end = start + 1
-            while end < len(due) and due[end][0] == due[start][0]:
-                end += 1
-            group = due[start:end]
-            if len(group) > 1:
-                order = st.sched.permutation(len(group), "order of timers due at one instant")
-                require(len(order) == len(group), "a tie order places every tied timer")
-                group = [group[i] for i in order]
-            st.ready.extend(entry[2] for entry in group)
-            start = end
+        if due and timers and timers[0][0] < due[0][0]:
+            broken("timers leave the heap in deadline order", after=due[0][0], got=timers[0][0])
+        if len(due) > 1:
+            if due[-1][0] != due[0][0]:
+                broken("one iteration takes one deadline's timers", first=due[0][0],
+                       last=due[-1][0])  # fmt: skip
+            order = st.sched.permutation(len(due), "order of timers due at one instant")
+            require(len(order) == len(due), "a tie order places every tied timer")
+            due = [due[i] for i in order]
+        st.ready.extend(entry[2] for entry in due)
 
     def _sleep_until_next_timer(self) -> bool:
         """Nothing is ready: jump virtual time to the next live timer, if any."""
@@ -583,7 +596,9 @@ class SeedbedLoop(TaskWatch):
         handle._cancelled = False
         handle._loop = self
         handle._context = context if context is not None else contextvars.copy_context()
-        self._st.ready.append(handle)
+        st = self._st
+        handle.cause = st.steps  # the callback running now scheduled it (see _explore)
+        st.ready.append(handle)
         return handle
 
     def call_soon_threadsafe(
@@ -658,12 +673,14 @@ class SeedbedLoop(TaskWatch):
         *args: *Ts,
         context: contextvars.Context | None = None,
     ) -> SimTimerHandle:
-        """`call_later` on a coarse clock: the deadline rounded up to a tick."""
+        """`call_later` on a coarse clock: the delay counts from the current
+        tick's end, the time a coarse clock would read (see `_explore`)."""
         try:
-            when = self._st.clock.now + int(delay * _NS)
+            delay_ns = int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        return self.call_at_ns(round_up(when, self._tick), callback, *args, context=context)
+        when = round_up(self._st.clock.now, self._tick) + delay_ns
+        return self.call_at_ns(when, callback, *args, context=context)
 
     def _coarse_call_at(
         self,
@@ -672,13 +689,52 @@ class SeedbedLoop(TaskWatch):
         *args: *Ts,
         context: contextvars.Context | None = None,
     ) -> SimTimerHandle:
-        """`call_at` on a coarse clock. The network's deliveries (`call_at_ns`)
-        stay exact: I/O completes when it completes, only timers wait for a tick."""
+        """`call_at` on a coarse clock: the deadline moves by as much as the
+        clock read late (`when` was computed from `time()`, which is exact).
+        The network's deliveries and the world's own timers (`call_at_ns`,
+        `call_later_exact`) stay exact: only the program's timers are coarse."""
         try:
             when_ns = int(when * _NS)
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
-        return self.call_at_ns(round_up(when_ns, self._tick), callback, *args, context=context)
+        now = self._st.clock.now
+        shifted = when_ns + round_up(now, self._tick) - now
+        return self.call_at_ns(shifted, callback, *args, context=context)
+
+    def call_later_exact(
+        self,
+        delay: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_later` on the exact clock whatever `clock_resolution` says: the
+        world's own timers (faults, disk latency, `Simulation.at`) are not a
+        program reading a coarse clock. (A coarse clock replaces the instance's
+        `call_later`/`call_at`; the class's stay exact.)"""
+        return SeedbedLoop.call_later(self, delay, callback, *args, context=context)
+
+    def call_at_exact(
+        self,
+        when: float,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> SimTimerHandle:
+        """`call_at` on the exact clock (see `call_later_exact`)."""
+        return SeedbedLoop.call_at(self, when, callback, *args, context=context)
+
+    async def sleep_exact(self, delay: float) -> None:
+        """`asyncio.sleep(delay)` on the exact clock (see `call_later_exact`)."""
+        if delay <= 0:
+            await asyncio.sleep(0)
+            return
+        waiter = self.create_future()
+        handle = self.call_later_exact(delay, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            handle.cancel()
 
     def _never(
         self,

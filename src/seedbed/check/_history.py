@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,12 +120,15 @@ class History(Sequence[Event]):
     paired, so a `History` always yields well-formed operations.
     """
 
-    __slots__ = ("_events", "_operations", "source")
+    __slots__ = ("_events", "_noted_as", "_operations", "source")
 
     def __init__(self, events: Iterable[Event], source: str = "<history>") -> None:
         self._events: tuple[Event, ...] = tuple(_hashable(event) for event in events)
         self.source = source
         self._operations = _pair(self._events, source)
+        # The number its `Recorder` goes by in this run's trace notes (see
+        # `note_check`); None for a history read from a file.
+        self._noted_as: tuple[Callable[..., None], int] | None = None
 
     def __len__(self) -> int:
         return len(self._events)
@@ -327,8 +332,47 @@ def _loop_notes() -> Callable[..., None] | None:
     return trace.notes if isinstance(trace, Trace) else None  # another loop's is not ours
 
 
+# How many recorders have taken notes so far, per trace file being written (its
+# `notes` callable, alive while the run is): a recorder's number names it in
+# the notes, so the viewer can tell two recorders' events apart.
+_RECORDERS: weakref.WeakKeyDictionary[Callable[..., None], int] = weakref.WeakKeyDictionary()
+
+_EXPLANATION_LIMIT = 4000
+_TIMING = re.compile(r" \(([^()]*?)(?:, )?\d+\.\d+ s\)$")
+
+
+def note_check(
+    history: History, checker: str, explain: Callable[[], str], calls: Iterable[int]
+) -> None:
+    """Note, for `seedbed view`, that `checker` refused `history`, why
+    (`explain()`) and which operations (by their invocation's event index) it blames.
+
+    Only for a history recorded in this run (its recorder's events are in the
+    notes), so the explanation costs nothing elsewhere; outside the hash,
+    like every note. The explanation's wall-clock timing is left out, so the
+    trace file stays the same from run to run.
+    """
+    notes, noted = _loop_notes(), history._noted_as
+    if notes is None or noted is None or noted[0] is not notes:
+        return
+    try:
+        explanation = explain()
+    except Exception as exc:  # a value whose repr fails: the check's verdict still stands
+        explanation = f"{checker}: the history was refused (its explanation failed: {exc!r:.200})"
+    first, _, rest = explanation.partition("\n")
+    first = _TIMING.sub(lambda m: f" ({m[1]})" if m[1] else "", first)
+    text = (first + ("\n" + rest if rest else ""))[:_EXPLANATION_LIMIT]
+    blamed = ",".join(str(call) for call in sorted(set(calls)))
+    notes("check", checker, noted[1], text, blamed)
+
+
 def _short(value: Any) -> str:
-    text = repr(value)
+    """The value as a note shows it: its repr, cut; one whose repr fails (an int
+    past the interpreter's digit limit) is named by its type, never raised."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -353,6 +397,7 @@ class Recorder:
     ) -> None:
         self._events: list[Event] = []
         self._open: dict[Hashable, str] = {}
+        self._noted: tuple[Callable[..., None], int] | None = None  # (notes, number there)
         self._clock = clock
         self._owned: IO[str] | None = None
         self._sink: IO[str] | None
@@ -367,10 +412,21 @@ class Recorder:
         self._events.append(event)
         notes = _loop_notes()
         if notes is not None:  # for `seedbed view`: the operation on its client's lane
-            notes("op", kind, _short(process), f, _short(value), current_node() or "")
+            number, index = self._number_in(notes), len(self._events) - 1
+            notes(
+                "op", kind, _short(process), f, _short(value), current_node() or "", number, index
+            )
         if self._sink is not None:
             self._sink.write(_dumps(event) + "\n")
             self._sink.flush()
+
+    def _number_in(self, notes: Callable[..., None]) -> int:
+        """This recorder's number in the notes of the trace being written."""
+        if self._noted is None or self._noted[0] is not notes:
+            number = _RECORDERS.get(notes, 0)
+            _RECORDERS[notes] = number + 1
+            self._noted = (notes, number)
+        return self._noted[1]
 
     def invoke(self, process: Hashable, f: str, value: Any = None) -> None:
         """Record that ``process`` starts operation ``f(value)``."""
@@ -405,7 +461,10 @@ class Recorder:
     @property
     def history(self) -> History:
         """Everything recorded so far (open operations count as unknown)."""
-        return History(self._events, "<recorder>")
+        history = History(self._events, "<recorder>")
+        if self._noted is not None and self._noted[0] is _loop_notes():
+            history._noted_as = self._noted  # its events are in this run's notes
+        return history
 
     def close(self) -> None:
         """Close the sink file if the recorder opened it."""

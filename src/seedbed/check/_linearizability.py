@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from seedbed.check._history import Event, History, Operation
+from seedbed.check._history import Event, History, Operation, note_check
 from seedbed.check._models import Model, describe_op, partition_of
 from seedbed.check._search import SearchResult, search_steps
 from seedbed.check._witness import witness as find_witness
@@ -200,7 +200,7 @@ def linearizable(
             smallest, minimal = find_witness(
                 part, model, decision.horizon, min(budget, deadline or budget)
             )
-    return Verdict(
+    verdict = Verdict(
         Outcome.NOT_LINEARIZABLE,
         time.monotonic() - start,
         tuple(decision.order),
@@ -210,3 +210,6 @@ def linearizable(
         model,
         events,
     )
+    blamed = smallest or part  # without a witness, the whole part that failed
+    note_check(events, "linearizability", verdict.explain, (op.call for op in blamed))
+    return verdict

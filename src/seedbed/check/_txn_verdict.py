@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from seedbed.check._history import History
+from seedbed.check._history import History, note_check
 from seedbed.check._txn_append import infer_list_append
 from seedbed.check._txn_cycles import BASE_CLASSES, CycleResult, CycleSearch, Step, classify
 from seedbed.check._txn_history import TxnHistory, TxnModel, txns_from_history
@@ -195,9 +195,18 @@ def check_transactions(
     undecided = [u for u in undecided if any(u in PROHIBITED[m] for m in open_models)]
     outcome = _outcome({models[m] for m in wanted})
     seconds = time.monotonic() - began
-    return TxnVerdict(
+    verdict = TxnVerdict(
         outcome, tuple(anomalies), models, wanted, seconds, len(txns), tuple(undecided), inference
     )
+    if outcome is TxnOutcome.INVALID and isinstance(history, History):
+        blamed = (txns.txns[t].call for a in anomalies if _rules_out(a, wanted) for t in a.txns)
+        note_check(history, "transactions", verdict.explain, blamed)
+    return verdict
+
+
+def _rules_out(anomaly: Anomaly, wanted: tuple[str, ...]) -> bool:
+    """Whether `anomaly` is one of those that refuse a consistency model asked about."""
+    return any(anomaly.name in PROHIBITED[name] for name in wanted)
 
 
 def _outcome(statuses: set[str]) -> TxnOutcome:

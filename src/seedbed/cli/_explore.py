@@ -16,10 +16,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def explore_flags(command: F) -> F:
     """Add the four exploration flags to a click command."""
     flags = [
-        click.option("--explore-tasks", is_flag=True, default=None,
-                     help="draw the order of task steps ready together from the seed"),
+        click.option("--explore-tasks/--no-explore-tasks", default=None,
+                     help="draw the order of task steps ready together from the seed"
+                          "  [default: on]"),
         click.option("--clock-resolution", type=float, default=None, metavar="S",
-                     help="timer deadlines fall on ticks of S seconds (a coarse clock)"),
+                     help="timers read a clock of S-second ticks (0: exact)"
+                          "  [default: 0.001]"),
         click.option("--strategy", default=None, metavar="random|pct",
                      help="how the loop picks what runs next  [default: random]"),
         click.option("--pct-depth", type=int, default=None, metavar="D",

@@ -105,6 +105,7 @@ def _report(target: str, out: str, shrunk: Shrunk, story: tuple[Trial, list[str]
         f"choices {len(before.chosen)} -> {len(after.chosen)} "
         f"({before.loud} -> {after.loud} away from their default)",
         f"wrote {out}; replay: seedbed run {target} --choices {out}",
+        f"view it as a diagram: seedbed view {target} --choices {out}",
     ]
     if replayed.signature != after.signature:
         lines.append(f"warning: replaying the file ended in {replayed.bucket!r} instead")

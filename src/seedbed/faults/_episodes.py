@@ -148,8 +148,7 @@ class Ledger:
         self._down.extend(episode.down)
         self.episodes.append(episode)
         self._note("fault.begin", episode)
-        loop = asyncio.get_running_loop()
-        episode.handle = loop.call_later(delay, self.finish, episode)
+        episode.handle = self.sim.loop.driver.call_later(delay, self.finish, episode)
 
     def _note(self, what: str, episode: Episode) -> None:
         """For `seedbed view` (outside the hash): the episode's kind and links."""

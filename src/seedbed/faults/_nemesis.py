@@ -80,7 +80,7 @@ class Nemesis:
             )  # replayed choices without this one mean no more faults
             if math.isinf(wait):
                 return
-            await asyncio.sleep(wait)
+            await self.sim.loop.driver.sleep(wait)  # the world's timer: exact
             pick = self.stream.uniform(0.0, total, "nemesis: which fault")
             for index, (fault, rate) in enumerate(self._classes):
                 if pick < rate or index == last:

@@ -20,6 +20,7 @@ import asyncio
 import errno
 import os
 from collections.abc import Callable
+from typing import Any
 
 from seedbed._core.contract import broken, require
 from seedbed._core.entropy import Stream
@@ -295,7 +296,7 @@ class SimDisk:
         if high > 0:
             label = f"disk {self.name} {op}"
             delay = low if low == high else self._stream.uniform(low, high, label)
-            await asyncio.sleep(delay)
+            await _latency(delay)
             if started != self._epoch:
                 raise OSError(errno.EIO, f"disk crashed during {op}", path)
 
@@ -308,6 +309,17 @@ class SimDisk:
             return True
         self.fault_counts["vetoed"] += 1
         return False
+
+
+async def _latency(delay: float) -> None:
+    """A disk operation's latency on the world's exact clock: I/O completes
+    when it completes, whatever clock resolution the program's timers see."""
+    loop: Any = asyncio.get_running_loop()
+    driver = getattr(loop, "driver", None)  # a seedbed loop's; any other loop sleeps
+    if driver is None:
+        await asyncio.sleep(delay)
+    else:
+        await driver.sleep(delay)
 
 
 async def _halt() -> None:

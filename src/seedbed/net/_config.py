@@ -32,8 +32,9 @@ class NetworkConfig:
 
     - `latency_min`/`latency_mean`/`latency_max`: one-way delay per hop,
       drawn per delivery as `min + exponential(mean - min)`, capped at `max`.
-    - `latency_model`: "exponential" (the default: the line above, nothing
-      more) or "tail": real networks' heavy tail. Each link (each direction)
+    - `latency_model`: "tail" (the default): real networks' heavy tail, or
+      "exponential": the line above, nothing more (light-tailed: timing
+      rarely strays far past the mean). Under "tail" each link (each direction)
       draws once a scale in [0.5, 2) for its `mean - min` (asymmetric
       routes and loads); each hop is then `min + scale * exponential(mean -
       min)` capped at `max` as above, except that with
@@ -41,8 +42,15 @@ class NetworkConfig:
       [`latency_tail_min`, `latency_tail_max`) (a retransmission, a queue
       behind a burst, a stalled switch). A stream's bytes still arrive in
       order: a segment never overtakes the one ahead of it (head-of-line
-      blocking), while datagrams may overtake each other. Quantiles are in
-      the README's fault-profile section.
+      blocking), while datagrams may overtake each other. One-way hop
+      quantiles in milliseconds (100,000 hops over 20 seeds):
+
+      | model                              | p50   | p90  | p99 | p99.9 | max   |
+      |------------------------------------|-------|------|-----|-------|-------|
+      | "tail" (the default)               | 0.924 | 2.12 | 5   | 198   | 249   |
+      | "exponential"                      | 0.847 | 1.65 | 2.81| 4.06  | 5     |
+      | swarm's LAN, 3% spikes             | 0.181 | 0.591| 111 | 232   | 250   |
+      | swarm's WAN, 3% spikes             | 36.3  | 118  | 597 | 953   | 1000  |
     - `loss_probability`, `duplicate_probability`: per datagram. Streams are
       reliable while connected: they never lose or duplicate bytes.
     - `partition_reset_timeout`: a stream whose traffic a partition drops
@@ -79,7 +87,7 @@ class NetworkConfig:
     link_latency: Mapping[str | tuple[str, str], tuple[float, float, float]] = field(
         default_factory=dict
     )
-    latency_model: str = "exponential"
+    latency_model: str = "tail"
     latency_tail_probability: float = 0.01
     latency_tail_min: float = 0.02
     latency_tail_max: float = 0.25

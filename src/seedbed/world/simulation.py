@@ -138,7 +138,7 @@ class Simulation:
         """Run `action()` (a function or an async function) at virtual time `when`."""
         if not callable(action):
             raise UsageError(f"at() needs a callable action, got {action!r}")
-        self._loop.call_at(when, self._run_action, action, context=self._world)
+        self._driver.call_at(when, self._run_action, action, context=self._world)
 
     def _run_action(self, action: Callable[[], Any]) -> None:
         try:
@@ -255,7 +255,7 @@ class Simulation:
         ref = node.ref
         driver.pause_lane(ref)
         driver.emit("pause", name, to_ns(seconds))
-        self._loop.call_later(seconds, self._resume, name, ref, context=self._world)
+        driver.call_later(seconds, self._resume, name, ref, context=self._world)
         return True
 
     def resume(self, name: str) -> bool:
@@ -586,14 +586,14 @@ class Simulation:
         return values
 
     async def _sleep_until(self, target: float) -> None:
-        await self._first_of(asyncio.sleep(max(0.0, target - self._loop.time())))
+        await self._first_of(self._driver.sleep(max(0.0, target - self._loop.time())))
 
     async def _until_clients_return(
         self, clients: list[Node], max_time: float | None
     ) -> dict[str, Any]:
         if not clients:
             assert max_time is not None
-            await self._first_of(asyncio.sleep(max(0.0, max_time - self._loop.time())))
+            await self._first_of(self._driver.sleep(max(0.0, max_time - self._loop.time())))
             return {}
         finished = await self._first_of(asyncio.gather(*(node.result for node in clients)))
         return dict(zip((node.name for node in clients), finished, strict=True))

@@ -61,6 +61,8 @@ h2 .count { font-weight: 500; color: var(--muted); }
   overflow: hidden; background: #f9fafc; }
 .cmd code { flex: 1; padding: 7px 10px; font-family: var(--mono); font-size: 12.5px;
   white-space: pre-wrap; word-break: break-all; }
+.cmd.view { margin-top: 6px; }
+.cmd-label { padding: 7px 0 7px 10px; color: var(--muted); font-size: 12px; white-space: nowrap; }
 button.copy { border: 0; border-left: 1px solid var(--line); background: var(--card);
   color: var(--accent); font: inherit; font-weight: 600; padding: 0 14px; cursor: pointer; }
 button.copy:hover { background: #eef2fb; } button.copy.done { color: var(--pass); }

@@ -18,6 +18,7 @@ from typing import Any
 from seedbed._harness.report import _plots
 from seedbed._harness.report._aggregate import STATUSES, Aggregate, AssertionTally, Bucket
 from seedbed._harness.report._assets import CSP, CSS, SCRIPT
+from seedbed.errors import view_command
 
 BUCKETS_SHOWN = 100
 _LEGEND = "".join(
@@ -173,7 +174,20 @@ def _bucket(index: int, bucket: Bucket) -> str:
         f'{message_html}<div class="facts">{" &middot; ".join(facts)}</div>'
         f'<div class="cmd"><code id="replay-{index}">{_e(replay)}</code>'
         f'<button class="copy" type="button" data-target="replay-{index}">Copy</button></div>'
-        f"{details}</div>"
+        f"{_view_command(index, replay)}{details}</div>"
+    )
+
+
+def _view_command(index: int, replay: str) -> str:
+    """The `seedbed view` command drawing the bucket's first seed, copyable like
+    its replay command (a page cannot start a command; the user pastes it)."""
+    view = view_command(replay)
+    if view is None:
+        return ""
+    return (
+        f'<div class="cmd view"><span class="cmd-label">view as a diagram</span>'
+        f'<code id="view-{index}">{_e(view)}</code>'
+        f'<button class="copy" type="button" data-target="view-{index}">Copy</button></div>'
     )
 
 

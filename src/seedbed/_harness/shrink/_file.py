@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.choices import Choice, by_stream, from_streams
-from seedbed._core.files import NotRegular, regular_file
+from seedbed._core.files import NotRegular, WriteFailed, regular_file, replace_file
 from seedbed._core.safejson import BadJSON, loads
 from seedbed._core.tracefile import header_digest
 from seedbed.errors import UsageError
@@ -62,7 +62,12 @@ def write_choices(path: str | Path, saved: ChoiceFile) -> None:
         rows = ",\n".join(f"   {json.dumps(pair, allow_nan=False)}" for pair in pairs)
         streams.append(f"  {json.dumps(name)}: [\n{rows}\n  ]")
     text = "{\n" + "\n".join(lines) + '\n "streams": {\n' + ",\n".join(streams) + "\n }\n}\n"
-    Path(path).write_text(text, encoding="utf-8")
+    try:  # through a temporary file: a full disk leaves neither an empty nor a cut file
+        replace_file(path, text.encode("utf-8"))
+    except NotRegular:
+        raise
+    except OSError as exc:
+        raise WriteFailed(path, "the choice file", exc) from None
 
 
 def read_choices(path: str | Path, target: str) -> ChoiceFile:

@@ -3,9 +3,10 @@
 The file's choices replace the run's fresh draws (leniently: a run that
 draws differently falls back to defaults), and the outcome's replay command
 names the file, since the seed alone no longer reproduces the run. A file
-naming a stream the run never opens is refused after the run: such a stream
-is damage (or another program's), and replaying around it would make a
-shrunk failure "disappear" as a pass.
+naming a stream the run never opens, or holding a value whose type its draw
+cannot use (a string where a delay is drawn), is refused after the run:
+that is damage (or another program's file), and replaying around it would
+make a shrunk failure "disappear" as a pass.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def replay_choices(run: Any, path: str, target: str, seed: int | None,
     merged = {**saved.options, **{k: v for k, v in options.items() if v not in (None, False)}}
     with choices.session(saved.choices) as session:
         outcome = run(the_seed, **merged)
+    if session.misfits:
+        stream, reason, value, wanted = session.misfits[0]
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise UsageError(
+            f"choices file {path!r}: stream {stream!r}, draw {reason!r}, holds {shown}, not "
+            f"{wanted}: the file is damaged or was edited by hand; write null for the quiet "
+            "default, or shrink the failure again"
+        )
     unknown = session.unopened()
     if unknown:
         raise UsageError(

@@ -15,6 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from seedbed._core.naming import OFF_FLAGS, RUN_FLAGS
+
 
 def runner_prefix(environ: dict[str, str] | None = None) -> str:
     """How to start the seedbed command from the user's shell, e.g. 'uv run seedbed'."""
@@ -54,9 +56,7 @@ def _same_interpreter(script: str) -> bool:
         return False
 
 
-_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict",
-          "explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
-          "strategy": "--strategy", "pct_depth": "--pct-depth"}  # fmt: skip
+_FLAGS = RUN_FLAGS  # every run option with a flag, in the order commands print them
 
 
 def run_command(prefix: str, target: str, seed: int, options: dict[str, object]) -> str:
@@ -66,6 +66,8 @@ def run_command(prefix: str, target: str, seed: int, options: dict[str, object])
         value = options.get(name)
         if value is True:
             words.append(flag)
-        elif value not in (None, False):
+        elif value is False:
+            words += [OFF_FLAGS[name]] if name in OFF_FLAGS else []
+        elif value is not None:
             words += [flag, str(value)]
     return shlex.join(words)

@@ -114,7 +114,18 @@ def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWrit
     if claimed.moved_to is not None:
         click.echo(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
     writer = ResultsWriter(path, keep_bytes=claimed.keep_bytes)
-    writer.append(header)
+    try:
+        writer.append(header)
+    except OSError as exc:  # a full disk before the first seed
+        writer.close()
+        why = f"cannot write {path} ({exc.strerror or exc})"
+        if claimed.keep_bytes is not None:  # resuming: the earlier seeds are still there
+            raise UsageError(
+                f"{why}; every seed before is kept: make room, then continue with: "
+                f"{_resume_command(spec)}"
+            ) from None
+        path.unlink(missing_ok=True)  # an empty results file would only be refused later
+        raise UsageError(f"{why}; nothing was run: make room, then run: {_command(spec)}") from None
     return claimed.previous, writer
 
 
@@ -220,6 +231,11 @@ def _headline(
     if not summary.failed:
         return [f"{head}, no failures ({speed}, {jobs})"]
     return [f"{head}: {summary.passed} passed, {summary.failed} failed ({speed}, {jobs})"]
+
+
+def _command(spec: SweepSpec) -> str:
+    """The command that started this sweep."""
+    return f"{runner_prefix()} {shlex.join(spec.argv or ['sweep', spec.target])}"
 
 
 def _resume_command(spec: SweepSpec) -> str:

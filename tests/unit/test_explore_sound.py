@@ -1,0 +1,160 @@
+"""The default exploration stays sound: orders every real loop keeps are kept.
+
+Task order and the coarse clock are on by default (`seedbed.aio._explore`);
+they must never produce an order no real asyncio loop shows on any I/O
+timing. Each test below is a correct program that relies on one such order
+and must pass every seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import seedbed
+
+SEEDS = range(150)
+
+
+def every_seed(main: object, **options: object) -> set[object]:
+    """The distinct results of `main` over `SEEDS` (each run must pass)."""
+    return {seedbed.run(main, seed=seed, **options).value for seed in SEEDS}  # type: ignore[arg-type]
+
+
+def test_waiters_woken_by_one_event_set_resume_in_the_order_they_waited() -> None:
+    async def main() -> tuple[str, ...]:
+        event = asyncio.Event()
+        resumed: list[str] = []
+
+        async def waiter(name: str) -> None:
+            await event.wait()
+            resumed.append(name)
+
+        tasks = []
+        for name in "abcde":
+            tasks.append(asyncio.create_task(waiter(name)))
+            await asyncio.sleep(0)  # each waits before the next starts
+        event.set()
+        await asyncio.gather(*tasks)
+        return tuple(resumed)
+
+    assert every_seed(main) == {tuple("abcde")}
+
+
+def test_tasks_awaiting_one_future_resume_in_the_order_they_awaited() -> None:
+    async def main() -> tuple[int, ...]:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        resumed: list[int] = []
+
+        async def awaiter(number: int) -> None:
+            await future
+            resumed.append(number)
+
+        tasks = [asyncio.create_task(awaiter(number)) for number in range(4)]
+        await asyncio.sleep(0.01)
+        future.set_result(1)
+        await asyncio.gather(*tasks)
+        return tuple(resumed)
+
+    assert every_seed(main) == {(0, 1, 2, 3)}
+
+
+def test_tasks_created_by_one_callback_start_in_creation_order() -> None:
+    async def main() -> tuple[int, ...]:
+        started: list[int] = []
+
+        async def job(number: int) -> None:
+            started.append(number)
+
+        await asyncio.gather(*(job(number) for number in range(5)))
+        return tuple(started)
+
+    assert every_seed(main) == {(0, 1, 2, 3, 4)}
+
+
+def test_a_lock_hands_over_in_fifo_order() -> None:
+    async def main() -> tuple[int, ...]:
+        lock = asyncio.Lock()
+        got: list[int] = []
+
+        async def worker(number: int) -> None:
+            async with lock:
+                got.append(number)
+                await asyncio.sleep(0.001)
+
+        await lock.acquire()
+        tasks = []
+        for number in range(4):
+            tasks.append(asyncio.create_task(worker(number)))
+            await asyncio.sleep(0)  # queued on the lock in this order
+        lock.release()
+        await asyncio.gather(*tasks)
+        return tuple(got)
+
+    assert every_seed(main) == {(0, 1, 2, 3)}
+
+
+def test_timers_of_different_deadlines_wake_their_tasks_in_deadline_order() -> None:
+    """Even when a late loop finds both due at once (a stall of up to 10 ms)."""
+
+    async def main() -> tuple[str, ...]:
+        woke: list[str] = []
+
+        async def sleeper(name: str, delay: float) -> None:
+            await asyncio.sleep(delay)
+            woke.append(name)
+
+        await asyncio.gather(sleeper("later", 0.0052), sleeper("sooner", 0.005))
+        return tuple(woke)
+
+    assert every_seed(main, timer_jitter_max=0.01) == {("sooner", "later")}
+
+
+def test_a_coarse_clock_keeps_the_order_of_different_delays_set_in_one_tick() -> None:
+    async def main() -> tuple[str, ...]:
+        loop = asyncio.get_running_loop()
+        fired: list[str] = []
+        done = loop.create_future()
+        loop.call_later(0.0006, fired.append, "b")
+        loop.call_later(0.0005, fired.append, "a")
+        loop.call_later(0.0007, done.set_result, None)
+        await done
+        return tuple(fired)
+
+    assert every_seed(main) == {("a", "b")}
+    assert every_seed(main, clock_resolution=0.0156) == {("a", "b")}
+
+
+def test_two_tasks_arming_one_timeout_a_callback_apart_may_fire_either_way() -> None:
+    """The relaxation itself: within one tick of a coarse clock, which of two
+    equal timeouts fires first is drawn (and never decided by set order)."""
+
+    async def main() -> str:
+        first_to_fire: list[str] = []
+
+        async def arm(name: str) -> None:
+            await asyncio.sleep(0.010)
+            first_to_fire.append(name)
+
+        first = asyncio.create_task(arm("first"))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(arm("second"))
+        await asyncio.gather(first, second)
+        return first_to_fire[0]
+
+    assert every_seed(main) == {"first", "second"}
+    assert every_seed(main, clock_resolution=0) == {"first"}
+
+
+def test_the_trace_header_records_the_default_exploration(tmp_path: Path) -> None:
+    async def main() -> None:
+        await asyncio.sleep(0)
+
+    path = tmp_path / "run.jsonl"
+    seedbed.run(main, seed=3, trace=path)
+    options = json.loads(path.read_text().splitlines()[0])["options"]
+    assert options["explore_tasks"] is True and options["clock_resolution"] == 0.001
+    seedbed.run(main, seed=3, trace=path, explore_tasks=False, clock_resolution=0)
+    options = json.loads(path.read_text().splitlines()[0])["options"]
+    assert options["explore_tasks"] is False and options["clock_resolution"] == 0
