@@ -144,6 +144,32 @@ def oracle_cost(seeds: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def _run_with(which: str, name: str, seeds: int) -> None:
+    """Run `name`'s seeds with `which` oracle ("all" or "original"): one callgrind subject."""
+    cluster.Oracle = oracles.Oracle if which == "all" else OriginalFour  # type: ignore[misc]
+    scenario = scenarios.make(name)
+    for seed in range(seeds):
+        scenario.run(seed)
+
+
+def print_oracle_instructions(name: str, seeds: int) -> None:
+    """The oracles' cost in instructions (callgrind): repeatable on a loaded machine.
+
+    Each count is a fresh process; one that only imports is subtracted from both."""
+    from _callgrind import count_instructions
+
+    script = str(Path(__file__).resolve())
+    counts = {
+        which: count_instructions(
+            [script, "--oracle-subject", which, "--scenario", name, "--seeds", str(runs)]
+        )
+        for which, runs in (("none", 0), ("all", seeds), ("original", seeds))
+    }
+    full, base = counts["all"] - counts["none"], counts["original"] - counts["none"]
+    print(f"oracles' instructions, {name} seeds 0-{seeds - 1} (callgrind, imports subtracted):")
+    print(f"all oracles {full:,}; original four {base:,}; cost {(full / base - 1) * 100:+.2f}%")
+
+
 def print_oracle_cost(seeds: int) -> None:
     rows = oracle_cost(seeds)
     print(f"oracles' CPU cost over seeds 0-{seeds - 1} (each seed run both ways):")
@@ -185,7 +211,18 @@ def main() -> None:
     parser.add_argument(
         "--oracle-cost", action="store_true", help="measure only the oracles' CPU cost"
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="with --oracle-cost: count instructions"
+    )
+    parser.add_argument("--scenario", default="happy_path", help="for --instructions")
+    parser.add_argument("--oracle-subject", help=argparse.SUPPRESS)  # one callgrind subject
     args = parser.parse_args()
+    if args.oracle_subject:
+        _run_with(args.oracle_subject, args.scenario, args.seeds)
+        return
+    if args.oracle_cost and args.instructions:
+        print_oracle_instructions(args.scenario, args.seeds)
+        return
     if args.oracle_cost:
         print_oracle_cost(args.seeds)
         return
