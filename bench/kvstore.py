@@ -8,7 +8,11 @@ One run measures both sides:
   operations per virtual second;
 - production: three `python -m examples.kvstore serve` processes on
   loopback TCP and real files (fsync included), driven by the same workload
-  code for a few wall seconds: operations per wall second.
+  code for a few wall seconds: operations per wall second;
+- the oracles' cost: CPU seconds of the same seeds with the promise and
+  bookkeeping oracles (`oracles.Oracle`) on, and with only Raft's original
+  four checks (the others stubbed out), alternating runs so the machine's
+  load falls on both alike (issue 25: at most 5% together).
 
 It reports; it never gates. Wall-clock figures on a shared machine are noisy:
 compare the two sides of one run, not runs of different days.
@@ -16,6 +20,7 @@ compare the two sides of one run, not runs of different days.
     PYTHONHASHSEED=0 python bench/kvstore.py [--seeds 3] [--seconds 5]
     PYTHONHASHSEED=0 python bench/kvstore.py --layers [--seeds 10]
     python bench/kvstore.py --instructions [--seeds 2]
+    PYTHONHASHSEED=0 python bench/kvstore.py --oracle-cost --seeds 6 [--instructions]
 
 `--layers` prints the CPU share of each layer (the store, seedbed's loop,
 network, disk, checks, trace, entropy, stdlib asyncio...) from a sampling
@@ -35,16 +40,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from examples.kvstore import scenarios  # noqa: E402
+from examples.kvstore import cluster, oracles, scenarios  # noqa: E402
 from examples.kvstore.local import LocalGroup  # noqa: E402
 from examples.kvstore.workload import Workload  # noqa: E402
 
 from _callgrind import count_with_output  # noqa: E402
 from _layers import Sampler  # noqa: E402
+from seedbed import always  # noqa: E402
 
 TARGET = 100.0  # virtual seconds per wall second (issue 13)
 
@@ -89,6 +96,101 @@ def load_curve(seeds: int, loads: list[float]) -> list[tuple[float, float, float
             steps += result.steps
         rows.append((operations / virtual, virtual / cpu, steps / virtual, cpu / steps * 1e6))
     return rows
+
+
+ORACLE_SCENARIOS = ("happy_path", "crash_recovery", "disk_faults", "swarm")
+
+
+class OriginalFour(oracles.Oracle):
+    """The oracle as it was before issue 25: one leader per term, one vote per replica
+    and term, commit indexes that never go back, the same entry at each index."""
+
+    def started(self, replica: Any) -> None:
+        self.replicas[replica.name] = replica
+        self.commits[replica.name] = 0
+
+    def acknowledged(self, name: str, term: int, index: int, entry_term: int) -> None:
+        pass
+
+    def truncated(self, name: str, index: int) -> None:
+        pass
+
+    def matched(self, name: str, term: int, peer: str, match: int) -> None:
+        pass
+
+    def client_ok(self, command: dict[str, Any], result: Any) -> None:
+        pass
+
+    def voted(self, name: str, term: int, candidate: str) -> None:
+        first = self.votes.setdefault((name, term), candidate)
+        always(first == candidate, "kvstore: a replica votes for one candidate per term")
+
+    def leader(self, name: str, term: int) -> None:
+        always(self.leaders.setdefault(term, name) == name, "kvstore: at most one leader per term")
+
+    def committed(self, name: str, index: int) -> None:
+        before = self.commits.get(name, 0)
+        always(index >= before, "kvstore: a replica's commit index never goes backwards")
+        self.commits[name] = index
+        self.max_commit = max(self.max_commit, index)
+
+
+def oracle_cost(seeds: int) -> list[tuple[str, float, float]]:
+    """Per scenario: (name, CPU s with every oracle, CPU s with the original four only)."""
+    rows = []
+    for name in ORACLE_SCENARIOS:
+        scenario = scenarios.make(name)
+        full = base = 0.0
+        for seed in range(seeds):
+            for with_all in (seed % 2 == 0, seed % 2 == 1):  # alternate which goes first
+                cluster.Oracle = oracles.Oracle if with_all else OriginalFour  # type: ignore[misc]
+                started = time.process_time()
+                scenario.run(seed)
+                spent = time.process_time() - started
+                if with_all:
+                    full += spent
+                else:
+                    base += spent
+        cluster.Oracle = oracles.Oracle  # type: ignore[misc]
+        rows.append((name, full, base))
+    return rows
+
+
+def _run_with(which: str, name: str, seeds: int) -> None:
+    """Run `name`'s seeds with `which` oracle ("all" or "original"): one callgrind subject."""
+    cluster.Oracle = oracles.Oracle if which == "all" else OriginalFour  # type: ignore[misc]
+    scenario = scenarios.make(name)
+    for seed in range(seeds):
+        scenario.run(seed)
+
+
+def print_oracle_instructions(name: str, seeds: int) -> None:
+    """The oracles' cost in instructions (callgrind): repeatable on a loaded machine.
+
+    Each count is a fresh process; one that only imports is subtracted from both."""
+    from _callgrind import count_instructions
+
+    script = str(Path(__file__).resolve())
+    counts = {
+        which: count_instructions(
+            [script, "--oracle-subject", which, "--scenario", name, "--seeds", str(runs)]
+        )
+        for which, runs in (("none", 0), ("all", seeds), ("original", seeds))
+    }
+    full, base = counts["all"] - counts["none"], counts["original"] - counts["none"]
+    print(f"oracles' instructions, {name} seeds 0-{seeds - 1} (callgrind, imports subtracted):")
+    print(f"all oracles {full:,}; original four {base:,}; cost {(full / base - 1) * 100:+.2f}%")
+
+
+def print_oracle_cost(seeds: int) -> None:
+    rows = oracle_cost(seeds)
+    print(f"oracles' CPU cost over seeds 0-{seeds - 1} (each seed run both ways):")
+    print("| scenario | CPU s, all oracles | CPU s, original four | cost |")
+    print("|---|---|---|---|")
+    for name, full, base in rows:
+        print(f"| {name} | {full:.2f} | {base:.2f} | {(full / base - 1) * 100:+.1f}% |")
+    full, base = sum(row[1] for row in rows), sum(row[2] for row in rows)
+    print(f"| all | {full:.2f} | {base:.2f} | {(full / base - 1) * 100:+.1f}% |")
 
 
 async def _drive(group: LocalGroup, seconds: float) -> float:
@@ -160,9 +262,24 @@ def main() -> None:
     )
     parser.add_argument("--layers", action="store_true", help="CPU share per layer")
     parser.add_argument(
-        "--instructions", action="store_true", help="callgrind instructions per operation"
+        "--instructions", action="store_true",
+        help="callgrind instructions per operation (with --oracle-cost: the oracles' share)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--oracle-cost", action="store_true", help="measure only the oracles' CPU cost"
     )
+    parser.add_argument("--scenario", default="happy_path", help="for --oracle-cost --instructions")
+    parser.add_argument("--oracle-subject", help=argparse.SUPPRESS)  # one callgrind subject
     args = parser.parse_args()
+    if args.oracle_subject:
+        _run_with(args.oracle_subject, args.scenario, args.seeds)
+        return
+    if args.oracle_cost and args.instructions:
+        print_oracle_instructions(args.scenario, args.seeds)
+        return
+    if args.oracle_cost:
+        print_oracle_cost(args.seeds)
+        return
     if args.layers:
         layers(args.seeds)
         return

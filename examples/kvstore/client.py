@@ -1,8 +1,15 @@
 """The client library: timeouts, retries to another replica, idempotent requests, a history.
 
 Every operation gets a request id (`client`, `seq`); a retry, to the same
-replica or another, reuses it, so the store applies it at most once. An
-operation ends in one of three ways, and the history says which:
+replica or another, reuses it, so the store applies it at most once. The
+`client` part is a session: the name given plus a random suffix drawn when
+the `Client` is made, so a process restarted under the same name (its
+sequence numbers starting again at 1) is never taken for its predecessor,
+whose later requests the store remembers and would answer instead. A reply
+saying a request is stale (an older one of its session was applied after
+it) is an error, never a success: the request was not applied.
+
+An operation ends in one of three ways, and the history says which:
 
 - ok: the store applied it (and answered);
 - fail: it certainly had no effect (a transaction that aborted on a conflict);
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Callable
 from typing import Any
 
 from examples.kvstore import bugs, frames
@@ -34,6 +42,10 @@ class Unavailable(Exception):
     """No replica answered in time: the operation's outcome is unknown."""
 
 
+class StaleRequest(Exception):
+    """The store applied a later request of this session first: this one had no effect."""
+
+
 class Client:
     """Talks to any replica of `servers`, following leader hints."""
 
@@ -46,13 +58,15 @@ class Client:
         transactions: Recorder | None = None,
         attempt_timeout: float = 1.0,
         deadline: float = 5.0,
+        on_ok: Callable[[dict[str, Any], Any], None] | None = None,
     ) -> None:
         self.servers = servers
-        self.name = name or f"client-{random.getrandbits(48):012x}"
+        self.name = f"{name or 'client'}~{random.getrandbits(32):08x}"  # this session
         self.history = history
         self.txn_history = transactions
         self.attempt_timeout = attempt_timeout
         self.deadline = deadline
+        self.on_ok = on_ok  # told each (command, result) a replica answered ok: a test's oracle
         self._seq = 0
         self._target = random.choice(list(servers))
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -145,7 +159,11 @@ class Client:
                 await asyncio.sleep(random.uniform(0.01, 0.05))
                 continue
             if reply.get("ok"):
+                if self.on_ok is not None:
+                    self.on_ok(command, reply["result"])
                 return reply["result"]
+            if reply.get("error") == "stale_request":
+                raise StaleRequest(f"{command['op']} {self.name}#{self._seq} was not applied")
             self._switch(reply.get("leader"))
             await asyncio.sleep(random.uniform(0.01, 0.05))
         raise Unavailable(f"{command['op']} got no answer within {self.deadline}s")

@@ -2,15 +2,12 @@
 
 `Cluster(sim)` adds one host per replica running the production `serve`
 (only the addresses differ: node names instead of IP addresses), and an
-`Oracle` that every replica reports to. The oracle checks, as the run goes,
-the safety claims of Raft with `seedbed.always` (a violation fails the run
-at the instant it happens, with the seed and the replay command):
-
-- at most one leader per term, and at most one vote per replica and term;
-- a replica's commit index never goes backwards (within one incarnation: a
-  restart begins again from its snapshot, as Raft's volatile commit index does);
-- every replica applies the same command at the same index (state machine
-  safety: a lost acknowledged write shows up here, or in the history).
+`Oracle` (see `oracles`) that every replica reports to. The oracle checks,
+as the run goes, the safety claims of Raft and the promises a replica makes
+(what it acknowledged survives its restart; what it answered ok was applied)
+with `seedbed.always`: a violation fails the run at the instant it happens,
+with the seed and the replay command. It is told which replicas' disks
+damaged their data (`_disk_damage`), since those may lose what they promised.
 
 `settled()` is the liveness claim checked after the faults stop: one leader
 that every replica follows in the same term, all at the same commit index.
@@ -18,83 +15,17 @@ that every replica follows in the same term, all at the same commit index.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import seedbed
-from examples.kvstore.raft import Replica, Timing
+from examples.kvstore.oracles import SAME_ENTRY, Oracle
+from examples.kvstore.raft import Timing
 from examples.kvstore.server import serve
-from seedbed import always
 
 NAMES = ("n1", "n2", "n3")
 PORT = 7000
 DATA = "/var/lib/kvstore"
-SAME_ENTRY = "kvstore: every replica applies the same entry at an index"
-
-
-class Oracle:
-    """Watches every replica through the `raft.Observer` calls."""
-
-    def __init__(self) -> None:
-        self.leaders: dict[int, str] = {}
-        self.votes: dict[tuple[str, int], str] = {}
-        self.commits: dict[str, int] = {}
-        self.entries: dict[int, tuple[int, dict[str, Any]]] = {}
-        self.max_commit = 0
-        self.replicas: dict[str, Replica] = {}  # the live incarnation of each
-
-    def started(self, replica: Replica) -> None:
-        self.replicas[replica.name] = replica
-        self.commits[replica.name] = 0
-
-    def voted(self, name: str, term: int, candidate: str) -> None:
-        first = self.votes.setdefault((name, term), candidate)
-        always(
-            first == candidate,
-            "kvstore: a replica votes for one candidate per term",
-            node=name,
-            term=term,
-            first=first,
-            second=candidate,
-        )
-
-    def leader(self, name: str, term: int) -> None:
-        elected = self.leaders.setdefault(term, name)
-        always(
-            elected == name,
-            "kvstore: at most one leader per term",
-            term=term,
-            first=elected,
-            second=name,
-        )
-
-    def committed(self, name: str, index: int) -> None:
-        before = self.commits.get(name, 0)
-        always(
-            index >= before,
-            "kvstore: a replica's commit index never goes backwards",
-            node=name,
-            was=before,
-            now=index,
-        )
-        self.commits[name] = index
-        self.max_commit = max(self.max_commit, index)
-
-    def applied(self, name: str, index: int, term: int, command: dict[str, Any]) -> None:
-        # Compared as values (commands are never changed once logged); rendered
-        # only when they differ, since this runs for every entry on every replica.
-        first = self.entries.setdefault(index, (term, command))
-        if first == (term, command):
-            always(True, SAME_ENTRY)
-            return
-        always(
-            False,
-            SAME_ENTRY,
-            node=name,
-            index=index,
-            first=f"term {first[0]}: {json.dumps(first[1], sort_keys=True)[:80]}",
-            now=f"term {term}: {json.dumps(command, sort_keys=True)[:80]}",
-        )
+__all__ = ["DATA", "NAMES", "PORT", "SAME_ENTRY", "Cluster", "Oracle"]
 
 
 class Cluster:
@@ -106,7 +37,7 @@ class Cluster:
         self.sim = sim
         self.names = names
         self.peers = {name: (name, PORT) for name in names}
-        self.oracle = Oracle()
+        self.oracle = Oracle(self._disk_damage)
         self.timing = timing or Timing()
         for name in names:
             sim.host(name, self._main_of(name))
@@ -116,6 +47,12 @@ class Cluster:
             await serve(name, self.peers, DATA, timing=self.timing, observer=self.oracle)
 
         return main
+
+    def _disk_damage(self, name: str) -> int:
+        """Damage node `name`'s simulated disk did to data at rest or on its way back."""
+        counts = self.sim.nodes.get(name).disk.fault_counts
+        damage: int = counts["corrupt_read"] + counts["misdirect_write"]
+        return damage
 
     def settled(self) -> bool:
         """One leader, followed by every replica in its term, all at one commit index."""

@@ -70,6 +70,9 @@ class Observer(Protocol):
     def started(self, replica: Replica) -> None: ...
     def voted(self, name: str, term: int, candidate: str) -> None: ...
     def leader(self, name: str, term: int) -> None: ...
+    def acknowledged(self, name: str, term: int, index: int, entry_term: int) -> None: ...
+    def truncated(self, name: str, index: int) -> None: ...
+    def matched(self, name: str, term: int, peer: str, match: int) -> None: ...
     def committed(self, name: str, index: int) -> None: ...
     def applied(self, name: str, index: int, term: int, command: Command) -> None: ...
 
@@ -350,10 +353,10 @@ class Replica:
         if grant:
             self.vote = candidate
             await self._persist_meta()
-            if self.observer is not None:
-                self.observer.voted(self.name, self.term, candidate)
             self._reset_deadline()
             self.restart_soon = buggify("kvstore: a replica restarts just after voting")
+            if self.observer is not None:  # promised as the reply leaves, not before
+                self.observer.voted(self.name, self.term, candidate)
         self._send(candidate, "vote_reply", granted=grant)
 
     async def _on_vote_reply(self, message: dict[str, Any]) -> None:
@@ -404,6 +407,8 @@ class Replica:
         for entry in entries:
             self.log.append(entry)
         await self._store(entries)
+        if self.observer is not None:  # the leader counts itself: a promise, as a follower's
+            self.observer.acknowledged(self.name, self.term, self.log.last_index, self.term)
         for peer in self.others:
             self._send_append(peer)
         await self._advance_commit()
@@ -439,6 +444,8 @@ class Replica:
         peer = message["from"]
         if message["success"]:
             self.match_index[peer] = max(self.match_index[peer], message["match"])
+            if self.observer is not None:
+                self.observer.matched(self.name, self.term, peer, self.match_index[peer])
             self.next_index[peer] = max(self.next_index[peer], self.match_index[peer] + 1)
             await self._advance_commit()
             if self.next_index[peer] <= self.log.last_index:
@@ -477,6 +484,8 @@ class Replica:
         if new:
             await self._store(new)
         match = prev_index + len(entries)
+        if self.observer is not None:
+            self.observer.acknowledged(self.name, self.term, match, self.log.term_at(match) or 0)
         self._send(message["from"], "append_reply", success=True, hint=0, match=match)
         await self._commit_to(min(message["commit"], match))
         if self.damaged and self.commit >= message["commit"]:
@@ -505,6 +514,8 @@ class Replica:
                 )
                 self.log.truncate_from(index)
                 await self.storage.truncate_from(index)
+                if self.observer is not None:
+                    self.observer.truncated(self.name, index)
             self.log.append(entry)
             new.append(entry)
         return new
@@ -521,7 +532,9 @@ class Replica:
             self.snapshot = snapshot
             self.machine = Machine.restore(snapshot["state"])
             if self.log.term_at(index) != snapshot["term"]:
-                self.log = RaftLog(index, snapshot["term"])
+                self.log = RaftLog(index, snapshot["term"])  # what followed conflicts: cut
+                if self.observer is not None:
+                    self.observer.truncated(self.name, index + 1)
             else:
                 self.log.compact(index, snapshot["term"])
             self.commit = index
@@ -529,6 +542,8 @@ class Replica:
             reachable("kvstore: a snapshot was installed from the leader")
             if self.observer is not None:
                 self.observer.committed(self.name, index)
+        if self.observer is not None:
+            self.observer.acknowledged(self.name, self.term, index, snapshot["term"])
         self._send(message["from"], "append_reply", success=True, hint=0, match=index)
 
     # -- commit and apply -----------------------------------------------------

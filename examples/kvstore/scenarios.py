@@ -8,9 +8,13 @@ under swarm, sometimes), clients doing single-key operations and clients
 doing transactions, on 1-5 ms network hops (5-60 ms in
 `crash_recovery_wan`) and disks taking 0.1-2 ms per operation. The oracles:
 
-- continuous, inside the replicas' reports (`cluster.Oracle`, with
-  `seedbed.always`): at most one leader per term, no replica's commit index
-  going backwards, every replica applying the same entry at each index;
+- continuous, inside the replicas' and clients' reports (`oracles.Oracle`,
+  with `seedbed.always`): at most one leader per term, holding a majority's
+  votes; one vote per replica and term; no replica's commit index going
+  backwards; every replica applying the same entry at each index; a
+  leader's match index within what the follower holds; commits of the
+  leader's term held by a majority; what a replica acknowledged surviving
+  its restart; every ok answer naming where its request was applied;
 - liveness, after the faults stop (`settled`): one leader, every replica
   following it in its term, all at one commit index, none damaged;
 - liveness, after the faults stop (`progressed`): at least `min_ok` client
@@ -32,7 +36,7 @@ import seedbed
 from examples.kvstore import bugs
 from examples.kvstore.cluster import Cluster
 from examples.kvstore.workload import Workload
-from seedbed import DiskConfig, FaultProfile, NetworkConfig, Scenario, always
+from seedbed import DiskConfig, FaultProfile, NetworkConfig, Scenario, always, reachable
 
 # Replicas log disk failures and damage as warnings: in a sweep of hundreds of
 # seeds that is noise (the failure report tells what happened). Configure the
@@ -43,8 +47,15 @@ NETWORK = NetworkConfig(latency_min=0.001, latency_mean=0.002, latency_max=0.005
 DISK = DiskConfig(latency_min=0.0001, latency_max=0.002)
 WAN = NetworkConfig(latency_min=0.005, latency_mean=0.02, latency_max=0.06)
 # Up to two replicas down at once: a majority, as in a rack's power loss.
+# Crashes at chosen moments too: just before or after a fsync, a write or a
+# send (the millisecond between a vote's fsync and its reply, say).
 CRASHES = FaultProfile(
-    crash_per_second=0.4, bounce_per_second=0.2, downtime_mean=1.0, max_down=2, buggify=True
+    crash_per_second=0.4,
+    bounce_per_second=0.2,
+    operation_crash_per_second=0.3,
+    downtime_mean=1.0,
+    max_down=2,
+    buggify=True,
 )
 
 
@@ -57,6 +68,10 @@ class Plan:
     txn_clients: int = 2
     min_ok: int = 5
     think_max: float = 0.05  # seconds a client waits between operations, at most
+    # (from, to) virtual seconds: cut off whichever replica leads at `from`
+    # from its peers (clients still reach it, so it appends what it cannot
+    # commit), and heal at `to`: a follower far behind, with a stale tail.
+    isolate_leader: tuple[float, float] | None = None
 
 
 class KVWorld:
@@ -78,12 +93,32 @@ class KVWorld:
             self.plan.workload_time,
             think_max=self.plan.think_max,
             min_ok=self.plan.min_ok,
+            on_ok=self.cluster.oracle.client_ok,
         )
         self.verdict = None
         for number in range(self.plan.single_key_clients):
             sim.client(f"c{number + 1}", self.workload.runner("single_key", f"c{number + 1}"))
         for number in range(self.plan.txn_clients):
             sim.client(f"t{number + 1}", self.workload.runner("transactions", f"t{number + 1}"))
+        if self.plan.isolate_leader is not None:
+            cut, heal = self.plan.isolate_leader
+            sim.at(cut, lambda: self._isolate_leader(sim))
+            sim.at(heal, sim.heal)
+
+    def _isolate_leader(self, sim: seedbed.Simulation) -> None:
+        """Cut the leader off; with none yet (an election under way), look again soon."""
+        assert self.cluster is not None and self.plan.isolate_leader is not None
+        replicas = self.cluster.oracle.replicas
+        leaders = [name for name in self.cluster.names if replicas[name].role == "leader"]
+        if leaders:
+            sim.isolate(leaders[0])
+            reachable("kvstore: a leader was cut off from its peers (a stale tail to come)")
+            # Once healed and caught up (often by a snapshot), it restarts: what it
+            # acknowledged while catching up must be on its disk.
+            later = self.plan.isolate_leader[1] + RESTART_AFTER_HEAL
+            sim.at(later, lambda: sim.crash(leaders[0]) and sim.restart(leaders[0]))
+        elif sim.loop.time() + LOOK_AGAIN < self.plan.isolate_leader[1]:
+            sim.at(sim.loop.time() + LOOK_AGAIN, lambda: self._isolate_leader(sim))
 
     def settled(self) -> bool:
         """Liveness: one leader, followed by every replica, all at one commit index."""
@@ -152,8 +187,18 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
     "contention": (FaultProfile(bounce_per_second=0.1), {}),
     "client_crash": (FaultProfile(client_crash_per_second=0.5, downtime_mean=0.5), {}),
     # Damage never reaches every replica's copy of a block (spare_one_replica).
+    # Every file (meta, log, snapshot) damaged: at rest (misdirected writes),
+    # on the way back (corrupt reads), by failed fsyncs, and crashes at fsync.
     "disk_faults": (
-        FaultProfile(crash_per_second=0.3, disk_fault_per_second=0.2, downtime_mean=1.0),
+        FaultProfile(
+            crash_per_second=0.3,
+            disk_fault_per_second=0.2,
+            disk_corruption_per_second=0.2,
+            misdirected_write_per_second=0.2,
+            fsync_failure_per_second=0.1,
+            operation_crash_per_second=0.2,
+            downtime_mean=1.0,
+        ),
         {
             "disk": DiskConfig(
                 latency_min=0.0001,
@@ -165,8 +210,17 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
         },
     ),
     "swarm": ("swarm", {}),
+    # The leader cut off for 4 s (see `Plan.isolate_leader`), with restarts (a
+    # follower that installed a snapshot must still hold it after one).
+    "stale_leader": (
+        FaultProfile(bounce_per_second=0.3, operation_crash_per_second=0.2, buggify=True),
+        {},
+    ),
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
+LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
+RESTART_AFTER_HEAL = 1.2  # seconds after the heal at which the cut-off replica restarts
+STALE_LEADER = Plan(workload_time=8.0, isolate_leader=(1.0, 5.0))
 
 
 def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
@@ -175,7 +229,7 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
     With `bug`, the scenario is named `bug_<bug>` and plants that bug in its runs.
     """
     faults, world = PRESSURE[name]
-    default = CONTENTION if name == "contention" else Plan()
+    default = {"contention": CONTENTION, "stale_leader": STALE_LEADER}.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
     return scenario(title, faults, plan or default, bug, **world)
 
@@ -188,6 +242,7 @@ contention = make("contention")
 client_crash = make("client_crash")
 disk_faults = make("disk_faults")
 swarm = make("swarm")
+stale_leader = make("stale_leader")
 
 SCENARIOS = (
     happy_path,
@@ -198,6 +253,7 @@ SCENARIOS = (
     client_crash,
     disk_faults,
     swarm,
+    stale_leader,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

@@ -108,6 +108,8 @@ async def _answer(replica: Replica, request: dict[str, Any]) -> dict[str, Any]:
         return {"type": "reply", "ok": False, "error": "not_leader", "leader": exc.leader}
     except TimeoutError:
         return {"type": "reply", "ok": False, "error": "timeout"}
+    if result.get("error") == "stale request":  # deduplicated without effect: no success
+        return {"type": "reply", "ok": False, "error": "stale_request"}
     return {"type": "reply", "ok": True, "result": result}
 
 

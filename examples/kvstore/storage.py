@@ -23,6 +23,7 @@ data the disk never made durable (PostgreSQL's "fsyncgate").
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import posixpath
 import random
@@ -36,6 +37,7 @@ log = logging.getLogger("kvstore.storage")
 
 Entry = dict[str, Any]
 READ_ATTEMPTS = 3
+SHORT_READS = 8  # reads of a file returning less than its size, before giving up (EIO)
 
 
 @dataclass
@@ -117,6 +119,10 @@ class Storage:
             if len(records) == 1:
                 return records[0]
         log.warning("%s: %s unreadable; waiting to be repaired by peers", self.directory, name)
+        if name == "meta":
+            reachable("kvstore: the meta file was unreadable (the replica recovers as damaged)")
+        else:
+            reachable("kvstore: the snapshot was unreadable (the replica recovers as damaged)")
         recovered.damaged = True
         return None
 
@@ -156,15 +162,28 @@ class Storage:
             return b"", [], 0, True
         best: tuple[bytes, list[Entry], int, bool] = (b"", [], 0, False)
         for _ in range(READ_ATTEMPTS):
-            data = await fs.read_file(self._path("log"))
-            if buggify("kvstore: a short read of the log"):
-                data = data[: random.randrange(len(data) + 1)]
+            data = await self._read_whole("log")
             records, end, torn_only = frames.decode_records(data)
             if end > best[2] or (end == best[2] and torn_only):
                 best = (data, records, end, torn_only)
             if end == len(data):
                 break
         return best
+
+    async def _read_whole(self, name: str) -> bytes:
+        """All of file `name`. A read that returns less than the file holds is read
+        again: what it left out is still on the disk, and taking the short read for
+        the log once rewrote the log without entries the replica had acknowledged."""
+        path = self._path(name)
+        async with await fs.open(path) as file:
+            size = await file.size()
+        for _ in range(SHORT_READS):
+            data = await fs.read_file(path)
+            if buggify("kvstore: a short read of the log"):
+                data = data[: random.randrange(len(data) + 1)]
+            if len(data) >= size:
+                return data
+        raise OSError(errno.EIO, f"{path}: {SHORT_READS} short reads in a row")
 
     async def save_meta(
         self,

@@ -5,7 +5,10 @@ Two kinds of client share one `Workload`:
 - `single_key`: get, put and append on a few keys, recorded for the `kv`
   model; the history must be linearizable (`seedbed.check.linearizable`);
 - `transactions`: read one or two keys and append to one or two others, in
-  one optimistic transaction, on a separate small key space (contention).
+  one optimistic transaction, on a separate small key space (contention),
+  which grows as the run goes: a new key every `FRESH_EVERY` virtual
+  seconds, so reads of keys never written (version 0) happen all run long,
+  not only in its first instants.
 
 Transactions are checked twice: by inference, Elle's way, for strict
 serializability (`seedbed.check.check_transactions`, which needs no help
@@ -27,6 +30,7 @@ from seedbed.check import Recorder, check_transactions, kv, linearizable
 
 KEYS = ("k0", "k1", "k2")
 TXN_KEYS = ("t0", "t1", "t2", "t3")
+FRESH_EVERY = 0.25  # virtual seconds between new transactional keys
 
 
 @dataclass
@@ -51,27 +55,39 @@ class Workload:
     aborted: list[list[list[Any]]] = field(default_factory=list)
     unknown: list[list[list[Any]]] = field(default_factory=list)
     in_flight: dict[str, list[list[Any]]] = field(default_factory=dict)
+    on_ok: Callable[[dict[str, Any], Any], None] | None = None  # every ok answer (an oracle)
     ok_count: int = 0
     starts: int = 0  # clients started (a crashed client restarts as a new process)
 
     def runner(self, kind: str, name: str) -> Callable[[], Awaitable[int]]:
-        """A client's main: `single_key` or `transactions` as client `name`."""
+        """A client's main: `single_key` or `transactions` as client `name`.
+
+        A crashed client restarts under the same name, as a real one started
+        from the same configuration does: the store must not take the new
+        process's requests for its predecessor's.
+        """
         method = self.single_key if kind == "single_key" else self.transactions
 
         async def main() -> int:
             self.starts += 1
-            return await method(f"{name}#{self.starts}")
+            return await method(name)
 
         return main
 
     def client(self, name: str) -> Client:
-        return Client(self.servers, name=name, history=self.history, transactions=self.txn_history)
+        return Client(
+            self.servers,
+            name=name,
+            history=self.history,
+            transactions=self.txn_history,
+            on_ok=self.on_ok,
+        )
 
     async def single_key(self, name: str) -> int:
         """Random single-key operations until `until`; returns how many succeeded."""
         client, done = self.client(name), 0
         while self.going():
-            key, value = random.choice(KEYS), f"{name}.{done}.{random.getrandbits(16)}"
+            key, value = random.choice(KEYS), f"{client.name}.{done}.{random.getrandbits(16)}"
             op = random.choice(("get", "get", "put", "append", "append"))
             try:
                 if op == "get":
@@ -92,14 +108,15 @@ class Workload:
         attempt = 0  # values are unique by construction: the checker needs each once
         while self.going():
             attempt += 1
-            reads = random.sample(TXN_KEYS, random.randint(1, 2))
-            writes = random.sample(TXN_KEYS, random.randint(1, 2))
+            keys = _txn_keys(asyncio.get_running_loop().time())
+            reads = random.sample(keys, random.randint(1, 2))
+            writes = random.sample(keys, random.randint(1, 2))
             txn = client.begin()
             try:
                 for key in reads:
                     await txn.get(key)
                 for number, key in enumerate(writes):
-                    txn.append(key, f"{name}.{attempt}.{number}")
+                    txn.append(key, f"{client.name}.{attempt}.{number}")
                 ops = self.in_flight[client.name] = _planned(txn)
                 if await txn.commit():
                     assert txn.index is not None
@@ -139,6 +156,12 @@ class Workload:
         unknown = self.unknown + list(self.in_flight.values())
         problems += check_serial_order(self.committed, self.aborted, unknown)[:3]
         return problems
+
+
+def _txn_keys(now: float) -> list[str]:
+    """The fixed keys and the two newest fresh ones (likely unwritten yet)."""
+    tick = int(now / FRESH_EVERY)
+    return [*TXN_KEYS, f"f{tick}", f"f{tick + 1}"]
 
 
 def _planned(txn: Any) -> list[list[Any]]:

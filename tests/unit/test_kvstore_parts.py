@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from examples.kvstore import bugs, frames
+from examples.kvstore import storage as storage_module
 from examples.kvstore.machine import Machine
 from examples.kvstore.storage import Storage
 from examples.kvstore.transport import parse_peers
@@ -196,3 +197,40 @@ def test_a_lost_meta_file_is_damage_remembered_across_a_second_crash(tmp_path: P
     first, second = asyncio.run(main())
     assert first.damaged and second.damaged  # type: ignore[attr-defined]
     assert [e["index"] for e in second.entries] == [1, 2, 3]  # type: ignore[attr-defined]
+
+
+def test_short_reads_of_the_log_are_read_again_not_taken_for_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three short reads in a row (buggify's "a short read of the log", which
+    # crash_recovery fires) once ended on a record boundary and looked like a
+    # whole log: the replica rewrote its log without entries it had acknowledged.
+    async def write() -> None:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.append(_entries(1, 4))
+        await storage.close()
+
+    asyncio.run(write())
+    shorts = [True, True, True]  # then whole reads
+    monkeypatch.setattr(storage_module, "buggify", lambda why: bool(shorts) and shorts.pop())
+    monkeypatch.setattr(storage_module.random, "randrange", lambda n: 0)  # nothing read
+    recovered = asyncio.run(Storage(str(tmp_path)).load())
+    assert [e["index"] for e in recovered.entries] == [1, 2, 3, 4]
+    assert not shorts
+
+
+def test_a_log_that_only_ever_reads_short_is_a_disk_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def write() -> None:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.append(_entries(1, 2))
+        await storage.close()
+
+    asyncio.run(write())
+    monkeypatch.setattr(storage_module, "buggify", lambda why: True)
+    monkeypatch.setattr(storage_module.random, "randrange", lambda n: 0)
+    with pytest.raises(OSError, match="short reads in a row"):
+        asyncio.run(Storage(str(tmp_path)).load())

@@ -74,8 +74,8 @@ def test_recording_a_trace_file_with_notes_leaves_the_hash_as_it_was(recorded: P
 def test_a_scenario_seed_hashes_the_same_with_a_trace_file(tmp_path: Path) -> None:
     from examples.kvstore import scenarios
 
-    plain, _ = scenarios.bug_forget_vote.execute(0)  # a seed that passes: it has a hash
-    traced, _ = scenarios.bug_forget_vote.execute(0, trace=tmp_path / "kv.trace")
+    plain, _ = scenarios.crash_recovery_wan.execute(0)  # a seed that passes: it has a hash
+    traced, _ = scenarios.crash_recovery_wan.execute(0, trace=tmp_path / "kv.trace")
     assert plain is not None and traced is not None
     assert plain.trace_hash == traced.trace_hash
     assert notes_of(tmp_path / "kv.trace")

@@ -1,0 +1,178 @@
+"""Benchmark: the mutation score of the example store's scenarios, with cosmic-ray.
+
+cosmic-ray plants one small change (an operator, a constant, a comparison,
+a deleted statement...) in one of the store's modules at a time and runs a
+test command; a mutant is killed when the command fails. The command here
+is a short sweep: a few seeds of a few scenarios, stopping at the first
+failing run, so a kill means the scenarios' oracles saw the bug.
+
+Why cosmic-ray and not mutmut: cosmic-ray runs any test command against a
+module with exactly one mutation written into it, and the code then runs
+as written. mutmut 3 rewrites every function into a trampoline that picks
+the active mutant at each call, which runs the whole store through an
+extra indirection at every call (a simulation makes millions) and
+needs pytest as the runner; a seed sweep is neither.
+
+The store is copied to a temporary folder first: cosmic-ray edits the
+files it mutates in place, and the work tree must never hold a mutant.
+
+    PYTHONHASHSEED=0 uv run --group bench python bench/mutation.py --sample 40
+    PYTHONHASHSEED=0 uv run --group bench python bench/mutation.py --modules machine,raftlog
+
+It reports; it never gates. A mutant that does not change behaviour (an
+equivalent one) survives whatever the oracles do, so 100% is not the goal:
+read the survivors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = "machine,raftlog,raft,storage,client,server,transport"
+# scenario:seeds, run in this order; one failing run kills the mutant.
+SWEEP = "happy_path:2,crash_recovery:3,stale_leader:3,contention:2,disk_faults:2"
+
+SWEEP_SCRIPT = '''\
+"""The test command: exit 1 at the first failing run of the sweep, 0 if all pass."""
+import sys
+from examples.kvstore import scenarios
+for item in sys.argv[1].split(","):
+    name, seeds = item.split(":")
+    for seed in range(int(seeds)):
+        _, error = getattr(scenarios, name).execute(seed)
+        if error is not None:
+            print(f"killed by {name} seed {seed}: {str(error).splitlines()[0][:200]}")
+            sys.exit(1)
+'''
+
+
+def _tool(name: str) -> str:
+    """A console script of this interpreter's environment (cosmic-ray's, say)."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        raise SystemExit(f"{name} not found: install the bench group (uv run --group bench ...)")
+    return str(path)
+
+
+def _config(work: Path, modules: list[str], sweep: str, timeout: float) -> Path:
+    paths = ", ".join(f'"{work}/examples/kvstore/{module}.py"' for module in modules)
+    command = f"{sys.executable} {work}/sweep.py {sweep}"
+    config = work / "cosmic-ray.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        f"module-path = [{paths}]\n"
+        f"timeout = {timeout}\n"
+        "excluded-modules = []\n"
+        f'test-command = "{command}"\n'
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+def _sample(session: Path, count: int, seed: int) -> tuple[int, int]:
+    """Keep `count` mutants drawn with `seed` (0: all), skip the rest; (all, kept)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = sorted(db.pending_work_items, key=lambda item: item.job_id)
+        if not count or count >= len(items):
+            return len(items), len(items)
+        keep = {item.job_id for item in random.Random(seed).sample(items, count)}
+        skipped = [item.job_id for item in items if item.job_id not in keep]
+        db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+        return len(items), count
+
+
+def _results(session: Path) -> list[tuple[str, str, str]]:
+    """(outcome, where, what) of every mutant run: outcome killed, survived or incompetent."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome
+
+    rows = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            mutation = item.mutations[0]
+            where = f"{Path(mutation.module_path).name}:{mutation.start_pos[0]}"
+            what = f"{mutation.operator_name.split('/')[-1]} #{mutation.occurrence}"
+            outcome = str(result.test_outcome.value if result.test_outcome else "incompetent")
+            rows.append((outcome, where, what))
+    return sorted(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--modules", default=MODULES, help="store modules to mutate, by name")
+    parser.add_argument("--sweep", default=SWEEP, help="scenario:seeds,... (the test command)")
+    parser.add_argument("--sample", type=int, default=0, help="mutants to run (0: all)")
+    parser.add_argument("--sample-seed", type=int, default=0, help="which sample")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant")
+    args = parser.parse_args()
+    modules = [name.strip() for name in args.modules.split(",") if name.strip()]
+    for module in modules:
+        if not (ROOT / "examples" / "kvstore" / f"{module}.py").exists():
+            raise SystemExit(f"--modules: no module examples/kvstore/{module}.py")
+    with tempfile.TemporaryDirectory(prefix="kvstore-mutants-") as folder:
+        work = Path(folder)
+        shutil.copytree(ROOT / "examples", work / "examples")
+        (work / "sweep.py").write_text(SWEEP_SCRIPT, encoding="utf-8")
+        config, session = _config(work, modules, args.sweep, args.timeout), work / "session.sqlite"
+        baseline = subprocess.run(
+            [sys.executable, str(work / "sweep.py"), args.sweep], cwd=work, check=False
+        )
+        if baseline.returncode != 0:
+            raise SystemExit("the unmutated store fails the sweep: fix that first")
+        subprocess.run([_tool("cosmic-ray"), "init", str(config), str(session)], cwd=work,
+                       check=True)  # fmt: skip
+        total, kept = _sample(session, args.sample, args.sample_seed)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run([_tool("cosmic-ray"), "exec", str(config), str(session)], cwd=work,
+                       check=True)  # fmt: skip
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        rows = _results(session)
+    _report(rows, total, kept, wall, cpu, modules, args.sweep)
+
+
+def _report(
+    rows: list[tuple[str, str, str]],
+    total: int,
+    kept: int,
+    wall: float,
+    cpu: float,
+    modules: list[str],
+    sweep: str,
+) -> None:
+    killed = sum(1 for row in rows if row[0] == "killed")
+    survived = [row for row in rows if row[0] == "survived"]
+    incompetent = sum(1 for row in rows if row[0] == "incompetent")
+    ran = max(1, len(rows))
+    score = killed / max(1, killed + len(survived))
+    print(f"modules: {', '.join(modules)}; sweep: {sweep}")
+    print(f"mutants: {total} generated, {kept} run, {len(rows)} finished")
+    print(f"mutation score: {score:.1%} ({killed} killed, {len(survived)} survived, "
+          f"{incompetent} incompetent: timed out or would not run)")  # fmt: skip
+    print(f"seconds per mutant: {wall / ran:.1f} wall, {cpu / ran:.1f} CPU")
+    if survived:
+        print("survivors:")
+        for _, where, what in survived:
+            print(f"  {where} {what}")
+
+
+if __name__ == "__main__":
+    main()

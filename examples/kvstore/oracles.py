@@ -1,0 +1,309 @@
+"""The oracles that watch a simulated kvstore group: Raft's safety claims, and promises kept.
+
+Every replica reports to one `Oracle` through the `raft.Observer` calls, and
+every client through `client_ok`. Each check is a `seedbed.always`, so a
+violation fails the run at the instant it happens, with the seed and the
+replay command. Each is cheap (a few dictionary operations per report; the
+costliest, at a restart, walks what that replica acknowledged since its last
+snapshot) so that all of them run in every scenario (see
+docs/how-to/store-oracles.md for what each one caught and what it costs).
+
+Raft's claims about one instant:
+
+- at most one leader per term; a leader of term T holds the votes of a
+  majority for T (a vote is recorded when its reply is sent, which is when
+  it is promised);
+- a replica votes for one candidate per term, across its incarnations (and
+  a restarted one still knows the vote it gave in its current term);
+- a replica's commit index never goes backwards within an incarnation;
+- every replica applies the same command at the same index;
+- a leader's match index for a follower never exceeds what the follower's
+  log holds (the same entry, in the same term);
+- a leader commits an entry of its own term, held by a majority's logs
+  (older entries commit only beneath it: Raft's Figure 8).
+
+Promises that must outlive a crash:
+
+- what a replica acknowledged (an appended entry, an installed snapshot, its
+  term) is still there when it restarts, unless a newer leader truncated the
+  entry, or the replica's disk damaged its files (then the store must know:
+  it recovers as damaged, or bounded, and the other checks watch it);
+- every client operation a replica answered ok was applied, at the index
+  its reply names, as that client's request (not a stale one's answer).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from seedbed import always
+
+if TYPE_CHECKING:
+    from examples.kvstore.raft import Replica
+
+SAME_ENTRY = "kvstore: every replica applies the same entry at an index"
+ONE_VOTE = "kvstore: a replica votes for one candidate per term"
+KEPT = "kvstore: what a replica acknowledged survives its restart"
+MAJORITY_VOTES = "kvstore: a leader of term T holds votes from a majority for T"
+MATCHED = "kvstore: a leader's match index never exceeds what the follower's log holds"
+COMMIT_QUORUM = "kvstore: a leader commits an entry of its term that a majority's logs hold"
+CLIENT_OK = "kvstore: every operation acknowledged ok was applied as that request"
+PRUNE_AT = 128  # acknowledged points kept per replica before those under its snapshot go
+
+
+def _no_damage(name: str) -> int:
+    return 0
+
+
+class Oracle:
+    """Watches every replica through the `raft.Observer` calls, and the clients' answers.
+
+    `disk_damage(name)` counts the damage node `name`'s disk did to data at
+    rest or on its way back (corrupt reads, misdirected writes): a replica
+    whose count moved since its last start may legitimately have lost what
+    it acknowledged, and its restart is not held to the promise.
+    """
+
+    def __init__(self, disk_damage: Callable[[str], int] = _no_damage) -> None:
+        self.disk_damage = disk_damage
+        self.leaders: dict[int, str] = {}
+        self.votes: dict[tuple[str, int], str] = {}
+        self.commits: dict[str, int] = {}
+        self.entries: dict[int, tuple[int, dict[str, Any]]] = {}
+        self.max_commit = 0
+        self.replicas: dict[str, Replica] = {}  # the live incarnation of each
+        # What each replica promised: its term, and (index, term) points of its
+        # log it acknowledged (Raft's log matching: the entries before a point
+        # are the acknowledger's too, so one point stands for them all).
+        self.promised_term: dict[str, int] = {}
+        self.acked: dict[str, list[tuple[int, int]]] = {}
+        self.damage_seen: dict[str, int] = {}
+        self.restarts_checked = 0  # restarts held to their promises (for tests)
+        self.reported: set[str] = set()  # hot checks already reported as held (`_passed`)
+
+    def _excused(self, name: str) -> bool:
+        """Did node `name`'s disk damage data since the replica last started?"""
+        return self.disk_damage(name) != self.damage_seen.get(name, 0)
+
+    def _passed(self, claim: str) -> None:
+        """Tell seedbed a hot check held, once per run: its catalog then knows the check
+        ran (and a run that never reaches it shows), without `always`'s bookkeeping on
+        every reply and commit (about half these oracles' cost)."""
+        if claim not in self.reported:
+            self.reported.add(claim)
+            always(True, claim)
+
+    # -- life cycle ---------------------------------------------------------
+
+    def started(self, replica: Replica) -> None:
+        name = replica.name
+        damage = self.disk_damage(name)
+        if name in self.replicas:
+            if self._excused(name) or replica.damaged:
+                self._forgive(replica)
+            else:
+                self._kept(replica)
+        self.damage_seen[name] = damage
+        self.replicas[name] = replica
+        self.commits[name] = 0
+
+    def _kept(self, replica: Replica) -> None:
+        """A restarted replica holds its promised term and every entry it acknowledged."""
+        name, log = replica.name, replica.log
+        self.restarts_checked += 1
+        promised = self.promised_term.get(name, 0)
+        always(replica.term >= promised, KEPT, node=name, promised_term=promised, now=replica.term)
+        vote = self.votes.get((name, replica.term))
+        # One claim with `voted`'s: a replica that forgot its vote may give another
+        # (unless, repaired after damage, it votes only in later terms anyway).
+        always(
+            vote is None or replica.vote == vote or replica.vote_floor >= replica.term,
+            ONE_VOTE,
+            node=name,
+            term=replica.term,
+            voted=vote,
+            restarted_with=replica.vote,
+        )
+        points = self.acked.get(name, [])
+        for index, term in points:
+            if index > log.snap_index and log.term_at(index) != term:
+                always(
+                    False,
+                    KEPT,
+                    node=name,
+                    acknowledged=f"index {index} of term {term}",
+                    now=f"term {log.term_at(index)} (log {log.snap_index + 1}..{log.last_index})",
+                )
+        always(True, KEPT)
+        self.acked[name] = [point for point in points if point[0] > log.snap_index]
+
+    def _forgive(self, replica: Replica) -> None:
+        """A restart excused by damage: its promises start again from what it holds, so a
+        later restart is held to what it promised since, not to what the damage took."""
+        log = replica.log
+        self.promised_term[replica.name] = replica.term
+        self.acked[replica.name] = [
+            (index, term)
+            for index, term in self.acked.get(replica.name, [])
+            if index > log.snap_index and log.term_at(index) == term
+        ]
+
+    def acknowledged(self, name: str, term: int, index: int, entry_term: int) -> None:
+        """Replica `name`, in `term`, promised it durably holds entry `index` of `entry_term`."""
+        if term > self.promised_term.get(name, 0):
+            self.promised_term[name] = term
+        points = self.acked.setdefault(name, [])
+        if index and (not points or points[-1] != (index, entry_term)):
+            points.append((index, entry_term))
+            if len(points) > PRUNE_AT:  # a snapshot holds the older ones: kept for good
+                snap_index = self.replicas[name].log.snap_index
+                self.acked[name] = [point for point in points if point[0] > snap_index]
+
+    def truncated(self, name: str, index: int) -> None:
+        """Replica `name` cut its log from `index` on: a newer leader's entries replace them."""
+        points = self.acked.get(name)
+        if points:
+            self.acked[name] = [point for point in points if point[0] < index]
+
+    # -- elections ----------------------------------------------------------
+
+    def voted(self, name: str, term: int, candidate: str) -> None:
+        first = self.votes.setdefault((name, term), candidate)
+        always(
+            first == candidate,
+            ONE_VOTE,
+            node=name,
+            term=term,
+            first=first,
+            second=candidate,
+        )
+        if term > self.promised_term.get(name, 0):
+            self.promised_term[name] = term
+
+    def leader(self, name: str, term: int) -> None:
+        elected = self.leaders.setdefault(term, name)
+        always(
+            elected == name,
+            "kvstore: at most one leader per term",
+            term=term,
+            first=elected,
+            second=name,
+        )
+        replica = self.replicas[name]
+        voters = [
+            voter
+            for voter in (replica.name, *replica.others)
+            if self.votes.get((voter, term)) == name
+        ]
+        always(
+            len(voters) >= replica.quorum,
+            MAJORITY_VOTES,
+            node=name,
+            term=term,
+            voters=",".join(voters),
+            quorum=replica.quorum,
+        )
+
+    # -- replication ----------------------------------------------------------
+
+    def matched(self, name: str, term: int, peer: str, match: int) -> None:
+        """Leader `name` of `term` now counts `peer` as holding its log up to `match`."""
+        follower = self.replicas.get(peer)
+        if follower is None or follower.term != term or match <= follower.log.snap_index:
+            return  # a newer term may have cut the follower's log; a snapshot holds the rest
+        leader_log, held = self.replicas[name].log, follower.log.term_at(match)
+        if match < leader_log.snap_index:
+            return  # compacted: committed, and a follower holding it is checked as it applies
+        if held is not None and held == leader_log.term_at(match):
+            self._passed(MATCHED)  # details rendered only on failure: this runs per reply
+            return
+        if self._excused(peer) or follower.damaged:
+            return
+        always(
+            False,
+            MATCHED,
+            leader=name,
+            follower=peer,
+            match=match,
+            follower_log=f"{follower.log.snap_index + 1}..{follower.log.last_index}",
+            follower_term_at_match=held,
+            leader_term_at_match=leader_log.term_at(match),
+        )
+
+    def committed(self, name: str, index: int) -> None:
+        before = self.commits.get(name, 0)
+        always(
+            index >= before,
+            "kvstore: a replica's commit index never goes backwards",
+            node=name,
+            was=before,
+            now=index,
+        )
+        self.commits[name] = index
+        self.max_commit = max(self.max_commit, index)
+        replica = self.replicas.get(name)
+        if replica is not None and replica.role == "leader":
+            self._leader_committed(replica, index)
+
+    def _leader_committed(self, leader: Replica, index: int) -> None:
+        term = leader.log.term_at(index)
+        holders = 0
+        for peer in (leader.name, *leader.others):
+            other = self.replicas.get(peer)
+            if other is None:
+                continue
+            if (
+                index <= other.log.snap_index
+                or other.log.term_at(index) == term
+                or self._excused(peer)
+            ):
+                holders += 1
+        if term == leader.term and holders >= leader.quorum:
+            self._passed(COMMIT_QUORUM)
+            return
+        always(
+            False,
+            COMMIT_QUORUM,
+            node=leader.name,
+            term=leader.term,
+            index=index,
+            entry_term=term,
+            holders=holders,
+            quorum=leader.quorum,
+        )
+
+    def applied(self, name: str, index: int, term: int, command: dict[str, Any]) -> None:
+        # Compared as values (commands are never changed once logged); rendered
+        # only when they differ, since this runs for every entry on every replica.
+        first = self.entries.setdefault(index, (term, command))
+        if first == (term, command):
+            always(True, SAME_ENTRY)
+            return
+        always(
+            False,
+            SAME_ENTRY,
+            node=name,
+            index=index,
+            first=f"term {first[0]}: {json.dumps(first[1], sort_keys=True)[:80]}",
+            now=f"term {term}: {json.dumps(command, sort_keys=True)[:80]}",
+        )
+
+    # -- clients ----------------------------------------------------------------
+
+    def client_ok(self, command: dict[str, Any], result: Any) -> None:
+        """A replica answered `command` ok with `result`: it was applied, as this request."""
+        index = result.get("index") if isinstance(result, dict) else None
+        entry = self.entries.get(index) if isinstance(index, int) else None
+        cmd = entry[1] if entry is not None else {}
+        if cmd.get("client") == command["client"] and cmd.get("seq") == command["seq"]:
+            self._passed(CLIENT_OK)
+            return
+        always(
+            False,
+            CLIENT_OK,
+            request=f"{command['client']}#{command['seq']} {command['op']}",
+            result=json.dumps(result, sort_keys=True)[:120],
+            applied_at_index=f"{cmd.get('client')}#{cmd.get('seq')}" if entry else None,
+        )
