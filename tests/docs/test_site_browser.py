@@ -125,9 +125,16 @@ def test_home_navigation_and_search_work_offline(site: Path, served: str) -> Non
         page.goto(f"{served}/index.html")
         search = page.locator("input.md-search__input")
         search.click()  # the header's search box, as a reader would
-        search.fill("choice file")
         result = page.locator(".md-search-result__item a").first
-        result.wait_for(state="visible", timeout=15_000)
+        for _ in range(6):  # a query typed before the worker built its index is dropped
+            search.fill("")
+            search.type("choice file", delay=20)
+            try:
+                result.wait_for(state="visible", timeout=5_000)
+                break
+            except Exception:  # Playwright's TimeoutError: type again, the index may be ready
+                continue
+        result.wait_for(state="visible", timeout=5_000)
         count = page.locator(".md-search-result__item").count()
         page.screenshot(path=str(ARTIFACTS / "docs-search.png"))
         result.click()
