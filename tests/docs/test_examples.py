@@ -14,6 +14,7 @@ not run.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -105,11 +106,15 @@ def test_every_example_on_the_page_runs(
     (tmp_path / "seedbed").symlink_to(REPO)  # a clone beside the reader's project
     monkeypatch.chdir(tmp_path)
     document = SYBIL.parse(page)
-    for example in document:
-        try:
-            example.evaluate()
-        except unittest.SkipTest as why:  # a marked block: the page says why it is not run
-            assert str(why).strip(), f"{page}:{example.line}: skipped without a reason"
+    policy = asyncio.get_event_loop_policy()  # a page may install seedbed's, as users do
+    try:
+        for example in document:
+            try:
+                example.evaluate()
+            except unittest.SkipTest as why:  # a marked block: the page says why it is not run
+                assert str(why).strip(), f"{page}:{example.line}: skipped without a reason"
+    finally:
+        asyncio.set_event_loop_policy(policy)  # later tests (and Playwright) get stock loops
 
 
 def test_a_shell_command_that_exits_otherwise_fails_its_page() -> None:

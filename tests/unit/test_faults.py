@@ -139,8 +139,10 @@ def test_the_liveness_phase_ends_every_fault_in_progress() -> None:
                            downtime_mean=1000.0, fault_duration_mean=1000.0)  # fmt: skip
     scenario = Scenario("heal", world, faults=profile, duration=5.0, liveness=[healed],
                         liveness_timeout=0.001)  # fmt: skip
-    result = scenario.run(seed=5)
-    assert result.faults["partition"]["injected"] >= 2  # none would have ended by itself
+    # Each run must pass its liveness check; some seeds cut links twice or more,
+    # and none of those would have ended by itself.
+    partitions = [scenario.run(seed=seed).faults["partition"]["injected"] for seed in range(8)]
+    assert max(partitions) >= 2, partitions
 
 
 # -- the fault-class table and swarm's streams ----------------------------------
