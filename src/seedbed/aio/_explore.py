@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from seedbed._core import Stream
@@ -98,19 +99,24 @@ def reorder_task_steps(
     order: nothing is drawn (except under PCT, which counts the steps).
     """
     require(len(queue) >= n, "a reorder stays within the batch", n=n, queued=len(queue))
-    batch = [queue.popleft() for _ in range(n)]
-    slots: list[int] = []
-    owners: list[asyncio.Task[Any]] = []
-    for index, handle in enumerate(batch):
-        task = task_of(handle)
-        if task is not None:
-            slots.append(index)
-            owners.append(task)
-    if len(slots) > 1:
-        causes = [getattr(batch[index], "cause", -1) for index in slots]
-        distinct_causes = len(set(causes))  # a count: no order comes from the set
-        if distinct_causes > 1 or pct is not None:  # PCT counts every step it orders
-            _refill(batch, slots, owners, causes, distinct_causes, sched, pct)
+    # One pass over the batch in place, no call per callback: the common batch
+    # (plain callbacks, or steps from one cause) is left untouched.
+    batch = list(islice(queue, n))
+    slots = [
+        index
+        for index, handle in enumerate(batch)
+        if isinstance(getattr(handle._callback, "__self__", None), _TASK)
+    ]
+    if len(slots) < 2:
+        return
+    causes = [getattr(batch[index], "cause", -1) for index in slots]
+    distinct_causes = len(set(causes))  # a count: no order comes from the set
+    if distinct_causes < 2 and pct is None:  # PCT counts every step it orders
+        return
+    owners: list[asyncio.Task[Any]] = [task_of(batch[index]) for index in slots]  # type: ignore[misc]
+    _refill(batch, slots, owners, causes, distinct_causes, sched, pct)
+    for _ in range(n):
+        queue.popleft()
     queue.extendleft(reversed(batch))
 
 
@@ -126,7 +132,8 @@ def _refill(
     order = drawn if distinct_causes == len(slots) else keep_cause_order(drawn, causes)
     require(sorted(order) == list(range(len(slots))), "a step order places every step")
     steps = [batch[index] for index in slots]
-    if len(set(owners)) != len(owners):  # never seen: a task with two steps pending
+    # never seen: a task with two steps pending (ids only counted: no order from them)
+    if len({id(task) for task in owners}) != len(owners):
         steps = _each_task_in_order(steps, owners, order)
     for slot, chosen in zip(slots, order, strict=True):
         batch[slot] = steps[chosen]
