@@ -102,18 +102,19 @@ def reorder_task_steps(
     # One pass over the batch in place, no call per callback: the common batch
     # (plain callbacks, or steps from one cause) is left untouched.
     batch = list(islice(queue, n))
-    slots = [
-        index
-        for index, handle in enumerate(batch)
-        if isinstance(getattr(handle._callback, "__self__", None), _TASK)
-    ]
+    slots: list[int] = []
+    owners: list[asyncio.Task[Any]] = []
+    for index, handle in enumerate(batch):
+        owner = getattr(handle._callback, "__self__", None)  # task_of, inlined
+        if isinstance(owner, _TASK):
+            slots.append(index)
+            owners.append(owner)
     if len(slots) < 2:
         return
     causes = [getattr(batch[index], "cause", -1) for index in slots]
     distinct_causes = len(set(causes))  # a count: no order comes from the set
     if distinct_causes < 2 and pct is None:  # PCT counts every step it orders
         return
-    owners: list[asyncio.Task[Any]] = [task_of(batch[index]) for index in slots]  # type: ignore[misc]
     _refill(batch, slots, owners, causes, distinct_causes, sched, pct)
     for _ in range(n):
         queue.popleft()
@@ -132,8 +133,7 @@ def _refill(
     order = drawn if distinct_causes == len(slots) else keep_cause_order(drawn, causes)
     require(sorted(order) == list(range(len(slots))), "a step order places every step")
     steps = [batch[index] for index in slots]
-    # never seen: a task with two steps pending (ids only counted: no order from them)
-    if len({id(task) for task in owners}) != len(owners):
+    if len(set(owners)) != len(owners):  # never seen: a task with two steps pending
         steps = _each_task_in_order(steps, owners, order)
     for slot, chosen in zip(slots, order, strict=True):
         batch[slot] = steps[chosen]
