@@ -28,9 +28,9 @@ and optionally
 - ``effect(op)``: a hashable naming what ``step`` does with ``op`` (e.g.
   ``(op.f, op.value, op.known, op.result)``): two operations with equal
   effects must step alike in every state. The search then linearizes such
-  operations in invocation order where that loses nothing. Optional, purely
-  for speed; a wrong answer can give wrong verdicts, so leave it out when
-  unsure.
+  operations of unknown outcome in invocation order, which loses nothing.
+  Optional, purely for speed; a wrong answer can give wrong verdicts, so
+  leave it out when unsure.
 
 Failed operations (``fail``) never reach a model: they had no effect. A model
 that needs a rejected request to constrain the state (etcd's failed
@@ -92,12 +92,6 @@ def is_read_only(model: Model, op: Operation) -> bool:
     """``model.read_only(op)`` when the model has it, else False (always safe)."""
     check = getattr(model, "read_only", None)
     return bool(check(op)) if check is not None else False
-
-
-def effect_of(model: Model, op: Operation) -> Hashable:
-    """``model.effect(op)`` when the model has it, else None (no twins: always safe)."""
-    effect = getattr(model, "effect", None)
-    return None if effect is None else effect(op)
 
 
 def partition_of(model: Model, ops: Sequence[Operation]) -> list[tuple[Hashable, list[Operation]]]:
