@@ -38,9 +38,9 @@ from seedbed.check import History, Model, Outcome, cas_register, kv, linearizabl
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "linearizability"
 
-PORCUPINE_ETCD_S = 0.4  # Porcupine (Go), all 102 verdict-bearing etcd logs together
+PORCUPINE_ETCD_S = 0.4  # Porcupine (Go), all 103 etcd logs together (0.40-0.56 s measured)
 PORCUPINE_C50_OK_S = 0.15  # Porcupine (Go), kv/c50-ok.txt
-TARGET_ETCD_S = 4.0
+TARGET_ETCD_S = 0.56  # at most Porcupine's time (its slower figure), in CPU seconds
 TARGET_C50_OK_S = 1.5
 TARGET_50MB_PEAK_MB = 2000
 
@@ -49,16 +49,20 @@ def model_for(name: str) -> Model:
     return cas_register() if name.startswith("etcd/") else kv()
 
 
-def time_check(history: History, model: Model, runs: int) -> tuple[float, Outcome]:
-    """Median seconds of ``runs`` fresh checks, and the verdict."""
-    samples = []
+def time_check(history: History, model: Model, runs: int) -> tuple[float, float, Outcome]:
+    """Median wall and CPU seconds of ``runs`` fresh checks, and the verdict.
+
+    The machine is shared: CPU time is the steadier figure, and the etcd
+    target is judged on it."""
+    samples, cpu = [], []
     outcome = Outcome.UNKNOWN
     for _ in range(runs):
         gc.collect()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         outcome = linearizable(history, model, witness=False).outcome
         samples.append(time.perf_counter() - start)
-    return statistics.median(samples), outcome
+        cpu.append(time.process_time() - cpu_start)
+    return statistics.median(samples), statistics.median(cpu), outcome
 
 
 def published(data: Path) -> dict[str, bool]:
@@ -82,6 +86,7 @@ def main() -> int:
     expected = published(args.data)
     files = sorted(args.data.glob("etcd/*.log")) + sorted(args.data.glob("kv/*.txt"))
     medians: dict[str, float] = {}
+    cpu_medians: dict[str, float] = {}
     wrong = []
     print(f"{'history':24} {'ops':>5} {'verdict':>17} {'check (s)':>10} {'parse (s)':>10}")
     for path in files:
@@ -89,29 +94,34 @@ def main() -> int:
         start = time.perf_counter()
         history = read_history(path)
         parse_s = time.perf_counter() - start
-        seconds, outcome = time_check(history, model_for(name), args.runs)
+        seconds, cpu, outcome = time_check(history, model_for(name), args.runs)
         medians[name] = seconds
+        cpu_medians[name] = cpu
         mark = ""
         if name in expected and (outcome is Outcome.LINEARIZABLE) != expected[name]:
             wrong.append(name)
             mark = "  WRONG"
         ops = len(history.operations())
         print(f"{name:24} {ops:5d} {outcome:>17} {seconds:10.4f} {parse_s:10.4f}{mark}")
-    return summarize(medians, wrong, args.runs)
+    return summarize(medians, cpu_medians, wrong, args.runs)
 
 
-def summarize(medians: dict[str, float], wrong: list[str], runs: int) -> int:
-    etcd = sum(s for name, s in medians.items() if name.startswith("etcd/"))
+def summarize(
+    medians: dict[str, float], cpu_medians: dict[str, float], wrong: list[str], runs: int
+) -> int:
+    etcd_wall = sum(s for name, s in medians.items() if name.startswith("etcd/"))
+    etcd = sum(s for name, s in cpu_medians.items() if name.startswith("etcd/"))
     count = sum(1 for name in medians if name.startswith("etcd/"))
     c50 = medians.get("kv/c50-ok.txt", float("nan"))
     slowest = sorted(medians.items(), key=lambda kv: -kv[1])[:5]
     print(f"\nmedians of {runs} runs, Python {sys.version.split()[0]}")
     print(f"slowest: {', '.join(f'{n} {s:.3f}s' for n, s in slowest)}")
     print(f"{'':24} {'seedbed':>10} {'Porcupine':>10} {'target':>10}")
-    etcd_ok = etcd < TARGET_ETCD_S
+    etcd_ok = etcd <= TARGET_ETCD_S
+    print(f"{f'etcd, {count} logs, wall':24} {etcd_wall:10.3f}")
     c50_ok = c50 < TARGET_C50_OK_S
-    print(f"{f'etcd, {count} logs':24} {etcd:10.3f} {PORCUPINE_ETCD_S:10.2f} "
-          f"{'< ' + str(TARGET_ETCD_S):>10} {'ok' if etcd_ok else 'MISSED'}")  # fmt: skip
+    print(f"{f'etcd, {count} logs, CPU':24} {etcd:10.3f} {PORCUPINE_ETCD_S:10.2f} "
+          f"{'<= ' + str(TARGET_ETCD_S):>10} {'ok' if etcd_ok else 'MISSED'}")  # fmt: skip
     print(f"{'kv/c50-ok.txt':24} {c50:10.3f} {PORCUPINE_C50_OK_S:10.2f} "
           f"{'< ' + str(TARGET_C50_OK_S):>10} {'ok' if c50_ok else 'MISSED'}")  # fmt: skip
     if wrong:

@@ -44,19 +44,27 @@ def test_published_verdicts(name: str, expected: bool) -> None:
     assert bool(verdict) is expected, f"{name}: {verdict.outcome}"
 
 
-def test_every_etcd_log_is_decided() -> None:
+# The etcd logs that are linearizable, all others not: the verdicts of the
+# checker before its search learned to skip pointless and twin steps (commit
+# d03f78c), which agree with Porcupine's on the 50 logs it asserts. The
+# refinements must change how fast a verdict comes, never which.
+LINEARIZABLE_ETCD = frozenset(
+    (2, 5, 7, 18, 25, 31, 38, 45, 48, 49, 51, 53, 56, 67, 75, 76, 80, 87, 92, 95, 98, 100, 101, 102)
+)
+
+
+def test_every_etcd_log_gets_the_verdict_it_always_had() -> None:
     if not DATA.is_dir():
         pytest.skip(MISSING)
-    known = {name for name, _ in verdicts()}
     logs = sorted((DATA / "etcd").glob("*.log"))
-    assert len(logs) > 100
-    for log in logs:
-        if f"etcd/{log.name}" in known:
-            continue  # decided, and checked against its verdict, above
+    assert len(logs) == 103
+    for number, log in enumerate(logs):
+        assert log.name == f"etcd_{number:03d}.log"
         verdict = linearizable(
             read_history(log), cas_register(), timeout=GENEROUS_TIMEOUT, witness=False
         )
         assert verdict.outcome is not Outcome.UNKNOWN, f"{log.name} undecided"
+        assert bool(verdict) is (number in LINEARIZABLE_ETCD), f"{log.name}: {verdict.outcome}"
 
 
 @pytest.mark.parametrize("name", ["etcd/etcd_000.log", "kv/c10-bad.txt"])

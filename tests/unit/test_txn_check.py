@@ -20,6 +20,7 @@ from seedbed.check import (
 )
 from seedbed.check._history import Event
 from seedbed.check._txn_history import read_edn_line
+from seedbed.check._txn_infer import RW, WW
 from seedbed.cli._check import check_history
 
 ELLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "elle"
@@ -74,6 +75,30 @@ def test_g0_write_cycle() -> None:
     verdict = check_transactions(h, consistency="read-uncommitted", realtime=False)
     assert not verdict
     assert verdict.models["read-uncommitted"] == "ruled-out"
+
+
+def test_edges_are_explained_from_the_version_orders() -> None:
+    """Each ww and rw edge names the version it follows: read, first, or unread
+    (an append no read shows goes after the longest read's last element)."""
+    h = history(
+        ok(1, ["append", "x", 1], ["append", "y", 1]),
+        ok(2, ["append", "x", 2], ["append", "y", 2]),
+        ok(3, ["r", "x", [1, 2]], ["r", "y", [2, 1]]),
+        ok(4, ["r", "x", []], ["append", "x", 3]),
+        sequential=False,
+    )
+    verdict = check_transactions(h, realtime=False, process=False)
+    inference = verdict.inference
+    assert inference is not None
+    steps = {step for anomaly in verdict.anomalies for step in anomaly.steps}
+    assert "T0 -ww-> T1: on key 'x', T1 wrote 2 right after T0's 1" in steps
+    assert "T1 -ww-> T0: on key 'y', T0 wrote 1 right after T1's 2" in steps
+    assert inference.explain(1, 3, WW) == "T1 -ww-> T3: on key 'x', T3 wrote 3 right after T1's 2"
+    assert inference.explain(3, 0, RW) == (
+        "T3 -rw-> T0: T3 read key 'x' = [], without T0's append of 1, "
+        "which became its first element"
+    )
+    assert inference.succ[3] == {0: RW}  # one rw edge; a self-edge (its own append) is not kept
 
 
 def test_g1c_circular_information_flow() -> None:

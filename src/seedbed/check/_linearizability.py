@@ -142,12 +142,14 @@ def _decide(
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the duration of a search.
 
     The search allocates a tuple per step and keeps most of them (the memo),
     which makes the collector rescan ever more objects that hold no cycles:
     a third of the time on large histories. Its state is restored after.
+    The transactional check builds its graph the same way (a fifth of its
+    time at 300,000 transactions went to the collector).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -184,7 +186,7 @@ def linearizable(
     deadline = None if timeout is None else start + timeout
     events = _as_history(history)
     ops = [op for op in events.operations() if op.status != "fail"]
-    with _collector_paused():
+    with collector_paused():
         decision = _decide(partition_of(model, ops), model, deadline)
     if decision.failed is None:
         return Verdict(
@@ -196,7 +198,7 @@ def linearizable(
     if witness:
         now = time.monotonic()
         budget = now + max(WITNESS_SECONDS, 10 * (now - start))
-        with _collector_paused():
+        with collector_paused():
             smallest, minimal = find_witness(
                 part, model, decision.horizon, min(budget, deadline or budget)
             )

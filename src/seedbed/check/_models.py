@@ -24,7 +24,13 @@ and optionally
 - ``compile(op)``: a one-argument function equivalent to
   ``lambda state: step(state, op)``. The checker calls the step function
   millions of times; a closure that has already unpacked the operation is
-  several times cheaper than re-reading it. Optional, purely for speed.
+  several times cheaper than re-reading it. Optional, purely for speed;
+- ``effect(op)``: a hashable naming what ``step`` does with ``op`` (e.g.
+  ``(op.f, op.value, op.known, op.result)``): two operations with equal
+  effects must step alike in every state. The search then linearizes such
+  operations of unknown outcome in invocation order, which loses nothing.
+  Optional, purely for speed; a wrong answer can give wrong verdicts, so
+  leave it out when unsure.
 
 Failed operations (``fail``) never reach a model: they had no effect. A model
 that needs a rejected request to constrain the state (etcd's failed
@@ -149,6 +155,9 @@ class Register:
     def read_only(self, op: Operation) -> bool:
         return op.f == "read"
 
+    def effect(self, op: Operation) -> Hashable:
+        return (op.f, op.value, op.known, op.result)  # all that compile reads
+
     def describe(self, op: Operation) -> str:
         if op.f == "write":
             return f"write({op.value!r})"
@@ -243,6 +252,9 @@ class KeyValue:
 
     def read_only(self, op: Operation) -> bool:
         return op.f == "get"
+
+    def effect(self, op: Operation) -> Hashable:
+        return (op.f, op.value, op.known, op.result)  # all that compile reads
 
     def partition(self, ops: Sequence[Operation]) -> list[tuple[Hashable, list[Operation]]]:
         parts: dict[Hashable, list[Operation]] = {}

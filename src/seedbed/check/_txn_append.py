@@ -19,7 +19,7 @@ from typing import Any
 
 from seedbed.check._txn_history import Txn
 from seedbed.check._txn_history import format_value as fv
-from seedbed.check._txn_infer import INIT, RW, WR, WW, Anomaly, Inference
+from seedbed.check._txn_infer import INIT, KIND_BITS, RW, WR, WW, Anomaly, Inference
 
 Key = Hashable
 Read = tuple[int, Key, tuple[Any, ...]]
@@ -233,37 +233,57 @@ def _order_anomalies(inference: Inference, key: Key, order: tuple[Any, ...]) -> 
 
 
 def _add_edges(inference: Inference, reads: list[Read], orders: dict[Key, tuple[Any, ...]]) -> None:
+    """The ww, wr and rw edges, from each key's version order.
+
+    Indexes are per key (a dict of dicts, no (key, value) tuple per element):
+    at a million transactions the tuples alone were a tenth of the memory.
+    """
     txns = inference.history.txns
     writer = inference.writer
-    succ = inference.succ
-    position: dict[tuple[Key, Any], int] = {}
-    for key, order in orders.items():
-        for i, element in enumerate(order):
-            position.setdefault((key, element), i)
-    readers: dict[tuple[Key, Any], list[int]] = {}
+    out = inference.out
+    inference.orders = orders  # what explains a ww or rw edge later (`Inference.before`)
+    positions: dict[Key, dict[Any, int]] = {}
+    readers: dict[Key, dict[Any, list[int]]] = {}
     for reader, key, value in reads:
         last = value[-1] if value else INIT
-        readers.setdefault((key, last), []).append(reader)
+        by_last = readers.get(key)
+        if by_last is None:
+            by_last = readers[key] = {}
+        seen_by = by_last.get(last)
+        if seen_by is None:
+            by_last[last] = [reader]
+        else:
+            seen_by.append(reader)
         w = writer.get((key, last)) if value else None
         if w is not None and w != reader and txns[w].status != "fail":
-            edges = succ[w]  # inference.add, inlined: this loop runs per read
-            edges[reader] = edges.get(reader, 0) | WR
+            out[w].append(reader << KIND_BITS | WR)  # inference.add, inlined: runs per read
     for t in inference.nodes:
         for f, key, value in txns[t].mops:
             if f == "r":
                 continue
-            at = position.get((key, value))
             order = orders.get(key, ())
+            at = _position(positions, key, order).get(value)
             if at is None:
                 before = order[-1] if order else INIT
             else:
                 before = order[at - 1] if at > 0 else INIT
-            inference.prev[(key, value)] = (before,)
             a = None if before is INIT else writer.get((key, before))
             if a is not None and a != t and txns[a].status != "fail":
-                edges = succ[a]
-                edges[t] = edges.get(t, 0) | WW
-            for r in readers.get((key, before), ()):
+                out[a].append(t << KIND_BITS | WW)
+            by_last = readers.get(key)
+            packed = t << KIND_BITS | RW
+            for r in by_last.get(before, ()) if by_last is not None else ():
                 if r != t:
-                    edges = succ[r]
-                    edges[t] = edges.get(t, 0) | RW
+                    out[r].append(packed)
+
+
+def _position(
+    positions: dict[Key, dict[Any, int]], key: Key, order: tuple[Any, ...]
+) -> dict[Any, int]:
+    """Each element's first index in ``key``'s version order, built on first use."""
+    found = positions.get(key)
+    if found is None:
+        found = positions[key] = {}
+        for i, element in enumerate(order):
+            found.setdefault(element, i)
+    return found

@@ -196,8 +196,8 @@ class CycleSearch:
         mask = WW | WR | RW | extra
         nodes = inference.nodes if within is None else within
         succ = inference.succ
-        if mask == WW | WR | RW | PROCESS | REALTIME:
-            components = strongly_connected(nodes, lambda v: succ[v])
+        if mask == WW | WR | RW | PROCESS | REALTIME:  # every edge: no dict per transaction
+            components = strongly_connected(nodes, inference.targets)
         else:
             inside = set(nodes)
             full = {v: [w for w, k in succ[v].items() if k & mask and w in inside] for v in nodes}

@@ -124,17 +124,18 @@ def _mops(
     if not isinstance(value, tuple | list):
         raise HistoryError(source, line, "a transaction's value must be a list of micro-ops")
     out = []
+    reused = isinstance(value, tuple)  # whether `value` itself can stand for the result
     for mop in value:
         if not isinstance(mop, tuple | list) or len(mop) != 3:
             raise HistoryError(source, line, f"micro-op {mop!r} is not [f key value]")
-        raw_f, key, arg = mop
+        raw_f, raw_key, raw_arg = mop
         f = names.get(raw_f) if isinstance(raw_f, str) else None
         if f is None:
             allowed = " and ".join(_ALLOWED[model])
             raise HistoryError(
                 source, line, f"micro-op {raw_f!r} is not allowed in {model} (only {allowed})"
             )
-        key, arg = _freeze(key), _freeze(arg)
+        key, arg = _freeze(raw_key), _freeze(raw_arg)
         if f == "r" and model == "list-append" and arg is not None and not isinstance(arg, tuple):
             raise HistoryError(source, line, f"a list-append read must return a list, not {arg!r}")
         try:
@@ -143,8 +144,14 @@ def _mops(
             raise HistoryError(
                 source, line, f"micro-op {mop!r} holds a value that cannot be compared (a map?)"
             ) from None
-        out.append((f, key, arg))
-    return tuple(out)
+        if f == raw_f and key is raw_key and arg is raw_arg and type(mop) is tuple:
+            out.append(mop)  # already in shape: the history's own tuple, not a copy
+        else:
+            out.append((f, key, arg))
+            reused = False
+    # A million transactions' micro-ops are a third of a checked history's
+    # memory: a value already in shape is kept, not copied.
+    return tuple(value) if reused else tuple(out)  # tuple() of a tuple is that tuple
 
 
 def _freeze(value: Any) -> Any:

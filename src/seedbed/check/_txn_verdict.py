@@ -36,6 +36,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from seedbed.check._history import History, note_check
+from seedbed.check._linearizability import collector_paused
 from seedbed.check._txn_append import infer_list_append
 from seedbed.check._txn_cycles import BASE_CLASSES, CycleResult, CycleSearch, Step, classify
 from seedbed.check._txn_history import TxnHistory, TxnModel, txns_from_history
@@ -189,11 +190,12 @@ def check_transactions(
     for name in wanted:
         if name not in PROHIBITED:
             raise UsageError(f"unknown consistency model {name!r}; known: {', '.join(PROHIBITED)}")
-    txns = history if isinstance(history, TxnHistory) else txns_from_history(history, model)
-    inference = infer(txns, READ_RULES[txns.model], realtime=realtime, process=process)
+    with collector_paused():
+        txns = history if isinstance(history, TxnHistory) else txns_from_history(history, model)
+        inference = infer(txns, READ_RULES[txns.model], realtime=realtime, process=process)
+        deadline = None if timeout is None else began + timeout
+        cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)
     anomalies = list(inference.direct)
-    deadline = None if timeout is None else began + timeout
-    cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)
     anomalies.extend(cycles)
     models = _model_status({a.name for a in anomalies}, set(undecided))
     # An undecided class matters only where no other anomaly settled the model.
