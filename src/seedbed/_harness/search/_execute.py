@@ -28,7 +28,11 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         ChoiceSession()
         if source is None
         else BranchSession(
-            plan.source(list(source)), plan.prefix, plan.redraw_streams, plan.hotter or 1.0
+            plan.source(list(source)),
+            plan.prefix,
+            plan.redraw_streams,
+            plan.hotter or 1.0,
+            plan.strike,
         )
     )
     given = {key: value for key, value in options.items() if value not in (None, False)}
@@ -57,6 +61,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         "declared": covered.declared,
         "extremes": covered.extremes,
         "positions": covered.positions,
+        "times": covered.times,
         "choices": [[c.stream, c.reason, c.value] for c in chosen],
     }
 

@@ -18,6 +18,11 @@ The kinds of run:
   nemesis, buggify and failpoints, the network's), drawn afresh with its
   waits 1 to 16 times shorter: the same state reached, more and other
   faults in it (two in five of the rest);
+- `strike`: replay all of an entry's draws, and its nemesis's too until
+  just after a moment it found something (a coverage point, a best value:
+  their virtual times), when the nemesis's pending wait is cut so a fault
+  comes then, drawn afresh, as do the nemesis's later draws: the rare state
+  the entry reached, and a fault in it;
 - `shift`: replay all of an entry's draws with one number scaled by 2**u,
   u in [-2, 2): a fault's time (`nemesis: time to next fault`) when the
   entry has one, else any number; after the entry's draws run out, fresh
@@ -33,7 +38,7 @@ few runs: 16 / that many, at least 1).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from seedbed._core.choices import Choice, Value
@@ -47,7 +52,11 @@ _TOP_WEIGHT = 1 << 10
 _SEED_BITS = 32
 _FRESH_ONE_IN = 3
 _FAULT_TIME = "nemesis: time to next fault"
-_KINDS = ("branch", "refault", "refault", "shift", "flip")
+_KINDS = ("branch", "refault", "refault", "shift", "flip", "strike", "strike")
+_FOLLOW_UPS = ("branch", "strike")  # what each new entry gets first
+MAX_FOLLOW_UPS = 4  # of a batch's runs
+_STRIKER = "nemesis"  # the stream whose next fault a strike brings forward
+_STRIKE_LOG2 = (-10.0, 0.0)  # a strike comes 2**u seconds after the find: 1 ms to 1 s
 FAULT_STREAMS = ("nemesis", "buggify", "net")  # where a run's faults are drawn
 
 
@@ -64,6 +73,8 @@ class Plan:
     hotter: float | None = None  # its waits divided by this
     position: int | None = None  # the draw a mutation changes
     value: Value = None  # its new value
+    strike: float | None = None  # virtual seconds: the redrawn stream's fault comes then
+    follow: bool | None = None  # a follow-up of a new entry (see `follow_ups`)
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -94,6 +105,8 @@ class Candidate:
     last_found: int  # the run index at which it, or a branch of it, last found something
     at: list[int]  # where in its draws it reached what it found (if known)
     rarest: int = 1  # how many runs reached the rarest thing it found
+    when: list[float] = field(default_factory=list)  # the virtual times it found them
+    followed: int = 0  # how many of its follow-ups have run
 
 
 def plan_stream(explorer_seed: int, index: int) -> Stream:
@@ -105,12 +118,21 @@ def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int)
     """Run `index`'s plan, given the corpus as it stood at run `now` (its batch's start)."""
     draw = plan_stream(explorer_seed, index)
     seed = draw.below(1 << _SEED_BITS, "explore: seed")
+    due = follow_ups(corpus)
+    if index - now < min(len(due), MAX_FOLLOW_UPS):
+        parent, kind = due[index - now]
+        return _follow_up(draw, index, seed, parent, kind, corpus[parent])
     if not corpus or draw.below(_FRESH_ONE_IN, "explore: fresh or branch") == 0:
         return Plan(index, seed, "fresh")
     parent = _pick(draw, corpus, now)
     choices = corpus[parent].choices
     kind = _KINDS[draw.below(len(_KINDS), "explore: kind")]
-    if kind == "refault":
+    if kind == "strike":
+        when = corpus[parent].when
+        if when and _can_strike(choices):
+            moment = when[draw.below(len(when), "explore: strike which find")]
+            return _strike(draw, index, seed, parent, choices, moment, follow=None)
+    elif kind == "refault":
         present = [name for name in FAULT_STREAMS if any(c.stream == name for c in choices)]
         if present:
             world = present[0] == "nemesis" and draw.below(4, "explore: refault the nemesis") > 0
@@ -128,6 +150,42 @@ def make_plan(explorer_seed: int, index: int, corpus: list[Candidate], now: int)
     else:
         prefix = draw.below(len(choices) + 1, "explore: prefix")
     return Plan(index, seed, "branch", parent, prefix)
+
+
+def follow_ups(corpus: list[Candidate]) -> list[tuple[int, str]]:
+    """The follow-ups not yet run, oldest entry first: (entry, kind).
+
+    Every new entry is followed up at once, as moonpool forks at a state's
+    first sight: a branch from the furthest point it reached what it found
+    (fresh draws from that state on), then a strike there (a fault in that
+    state), for as long as it has either. The first `MAX_FOLLOW_UPS` runs of
+    each batch run them; the rest of the batch is drawn as usual."""
+    due: list[tuple[int, str]] = []
+    for number, candidate in enumerate(corpus):
+        kinds = _FOLLOW_UPS if candidate.at else ()
+        due.extend((number, kind) for kind in kinds[candidate.followed :])
+        if len(due) >= MAX_FOLLOW_UPS:
+            break
+    return due
+
+
+def _follow_up(draw: Stream, index: int, seed: int, parent: int, kind: str,
+               candidate: Candidate) -> Plan:  # fmt: skip
+    choices = candidate.choices
+    if kind == "strike" and candidate.when and _can_strike(choices):
+        return _strike(draw, index, seed, parent, choices, max(candidate.when), follow=True)
+    return Plan(index, seed, "branch", parent, max(candidate.at), follow=True)
+
+
+def _can_strike(choices: list[Choice]) -> bool:
+    return any(c.stream == _STRIKER for c in choices)
+
+
+def _strike(draw: Stream, index: int, seed: int, parent: int, choices: list[Choice],
+            moment: float, follow: bool | None) -> Plan:  # fmt: skip
+    later = 2.0 ** draw.uniform(_STRIKE_LOG2[0], _STRIKE_LOG2[1], "explore: strike how late")
+    return Plan(index, seed, "strike", parent, len(choices), redraw=_STRIKER,
+                strike=moment + later, follow=follow)  # fmt: skip
 
 
 def energy(candidate: Candidate, now: int) -> int:
