@@ -50,6 +50,9 @@ def default_out(target: str) -> Path:
     help="folder for the log, corpus and failures  [default: .seedbed/explore/TARGET]",
 )
 @click.option("--resume", is_flag=True, help="continue the search in --out")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
+                   "workers (the results do not depend on it)")  # fmt: skip
 @click.option("--stop-on-failure", is_flag=True, help="stop at the first failing run")
 @click.option(
     "--seed-timeout",
@@ -63,7 +66,8 @@ def default_out(target: str) -> Path:
               help="virtual-time budget per run, seconds")  # fmt: skip
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
-                    out: str | None, resume: bool, stop_on_failure: bool, seed_timeout: float,
+                    out: str | None, resume: bool, scheduler: str | None,
+                    stop_on_failure: bool, seed_timeout: float,
                     max_steps: int | None, max_time: float | None,
                     **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
@@ -74,7 +78,7 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         options = {key: value for key, value in options.items() if value is not None}
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
-                           seed_timeout)  # fmt: skip
+                           seed_timeout, scheduler)  # fmt: skip
         search = explore(spec)
     except (UsageError, OSError) as exc:
         usage_error(str(exc))

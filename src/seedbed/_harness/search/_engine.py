@@ -44,6 +44,7 @@ class ExploreSpec:
     options: dict[str, Any] = field(default_factory=dict)
     runner: str = "seedbed"
     seed_timeout: float = 300.0
+    scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -70,10 +71,22 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
     search = Search(State(), store)
     snapshot = _replay_log(spec, search)
     started = time.monotonic()  # the harness's wall clock, outside every run
-    with asyncio_log_off():
-        _search(spec, obj, search, snapshot, started, on_line)
-    search.seconds = time.monotonic() - started
+    try:
+        with asyncio_log_off():
+            _search(spec, obj, search, snapshot, started, on_line)
+    finally:
+        search.seconds = time.monotonic() - started
+        if search.stopped:  # not when interrupted: the log then ends at its last run
+            store.append(stop_line(spec, search))
     return search
+
+
+def stop_line(spec: ExploreSpec, search: Search) -> dict[str, Any]:
+    """What a search did, as its log's last line: with a wall-clock budget, the
+    runs it got to (a search with `--runs` of that many repeats it exactly)."""
+    budget = {"runs": spec.runs} if spec.runs is not None else {"seconds": spec.budget}
+    return {"kind": "stop", "stopped": search.stopped, "runs": search.state.runs,
+            "ran": search.ran, "seconds": round(search.seconds, 3), "budget": budget}  # fmt: skip
 
 
 def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
@@ -81,6 +94,8 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
     state, store = search.state, search.store
     snapshot: list[Candidate] = []
     for line in store.lines:
+        if line.get("kind") == "stop":
+            continue  # an earlier session's end: its runs are the lines before
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
@@ -101,7 +116,7 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
 def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
             started: float, on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
     state = search.state
-    pool = _pool(spec) if spec.jobs > 1 else None
+    pool = _pool(spec) if spec.jobs > 1 or spec.scheduler else None
     try:
         while True:
             why = _why_stop(spec, search, started)
@@ -188,9 +203,14 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
 
 
 def _pool(spec: ExploreSpec) -> Any:
+    """The sweep's local worker pool, or its Dask pool: either answers plans the same."""
+    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options}
+    if spec.scheduler is not None:
+        from seedbed._harness.sweeps._dask import DaskPool
+
+        return DaskPool(spec.scheduler, settings, spec.seed_timeout, worker=_SEARCH_WORKER)
     from seedbed._harness.sweeps._pool import WorkerPool
 
-    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options}
     return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
                       worker=_SEARCH_WORKER)  # fmt: skip
 
