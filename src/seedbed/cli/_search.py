@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import click
 
 from seedbed._harness.explore import explore_options
 from seedbed._harness.search import ExploreSpec, explore
+from seedbed._harness.search._store import LOG, SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed.cli._explore import explore_flags
@@ -28,6 +30,13 @@ def parse_duration(text: str) -> float:
     if seconds <= 0:
         raise UsageError(f"--budget {text!r}: give a duration above 0 like 90s, 10m or 1h")
     return seconds
+
+
+def versus(spec: ExploreSpec, runs: int) -> ExploreSpec:
+    """A plain sweep of `runs` runs beside the search: seeds 0, 1, ... with their features."""
+    out = spec.out / SWEEP
+    return replace(spec, out=out, runs=runs, budget=None, plain=True, stop_on_failure=False,
+                   resume=(out / LOG).exists())  # fmt: skip
 
 
 def default_out(target: str) -> Path:
@@ -54,6 +63,9 @@ def default_out(target: str) -> Path:
               help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
                    "workers (the results do not depend on it)")  # fmt: skip
 @click.option("--stop-on-failure", is_flag=True, help="stop at the first failing run")
+@click.option("--versus-sweep", is_flag=True,
+              help="then run a plain sweep of as many runs into OUT/sweep, for "
+                   "`seedbed report OUT --html` to compare coverage with")  # fmt: skip
 @click.option(
     "--seed-timeout",
     type=SECONDS,
@@ -67,7 +79,7 @@ def default_out(target: str) -> Path:
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
                     out: str | None, resume: bool, scheduler: str | None,
-                    stop_on_failure: bool, seed_timeout: float,
+                    stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
                     max_steps: int | None, max_time: float | None,
                     **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
@@ -80,9 +92,13 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
                            jobs, resume, stop_on_failure, options, runner_prefix(),
                            seed_timeout, scheduler)  # fmt: skip
         search = explore(spec)
+        plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:
         usage_error(str(exc))
         return
     for line in summary_lines(spec, search):
         click.echo(line)
+    if plain is not None:
+        click.echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
+                   f"{len(plain.state.seen)} features reached")  # fmt: skip
     sys.exit(1 if search.state.buckets else 0)

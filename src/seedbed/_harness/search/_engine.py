@@ -45,6 +45,7 @@ class ExploreSpec:
     runner: str = "seedbed"
     seed_timeout: float = 300.0
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
+    plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -67,7 +68,8 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
             ) -> Search:  # fmt: skip
     """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
     obj = resolve(spec.target)
-    store = Store(spec.out, header_of(spec.target, spec.seed, spec.options), spec.resume)
+    header = header_of(spec.target, spec.seed, spec.options, spec.plain)
+    store = Store(spec.out, header, spec.resume)
     search = Search(State(), store)
     snapshot = _replay_log(spec, search)
     started = time.monotonic()  # the harness's wall clock, outside every run
@@ -99,7 +101,7 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
-        plan = make_plan(spec.seed, index, snapshot, index - index % BATCH)
+        plan = _plan_of(spec, index, snapshot)
         if line.get("index") != index or line.get("plan") != plan.to_json():
             raise UsageError(
                 f"--resume: run {index} in {store.log} is not the run this search makes "
@@ -129,8 +131,7 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
             end = start - start % BATCH + BATCH
             if spec.runs is not None:
                 end = min(end, spec.runs)
-            plans = [make_plan(spec.seed, i, snapshot, start - start % BATCH)
-                     for i in range(start, end)]  # fmt: skip
+            plans = [_plan_of(spec, i, snapshot) for i in range(start, end)]
             fold = _folder(spec, search, on_line)
             if pool is None:
                 _run_here(spec, obj, plans, snapshot, started, fold)
@@ -141,6 +142,13 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
     finally:
         if pool is not None:
             pool.close()
+
+
+def _plan_of(spec: ExploreSpec, index: int, snapshot: list[Candidate]) -> Plan:
+    """Run `index`'s plan; in a plain sweep, seed `index` as `seedbed sweep` runs it."""
+    if spec.plain:
+        return Plan(index, index, "fresh")
+    return make_plan(spec.seed, index, snapshot, index - index % BATCH)
 
 
 def _folder(spec: ExploreSpec, search: Search, on_line: Callable[[dict[str, Any]], None]

@@ -3,6 +3,8 @@
     OUT/explore.jsonl        a header line, then one line per finished run
     OUT/corpus/run-N.json    the choice file of each run kept in the corpus
     OUT/failures/run-N.json  the choice file of each failure identity's first run
+    OUT/sweep/               with --versus-sweep: a plain sweep of as many runs, kept
+                             the same way (its header says "plain")
 
 Choice files are the shrinker's (`seedbed run TARGET --choices FILE` replays
 one, `seedbed shrink TARGET --choices FILE` shrinks it). A file keeps each
@@ -30,9 +32,16 @@ VERSION = 1
 LOG = "explore.jsonl"
 
 
-def header_of(target: str, seed: int, options: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
-            "options": options, "batch": BATCH}  # fmt: skip
+SWEEP = "sweep"  # OUT/sweep/: a plain sweep of the same runs, for the report to compare
+
+
+def header_of(target: str, seed: int, options: dict[str, Any], plain: bool = False
+              ) -> dict[str, Any]:  # fmt: skip
+    header = {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
+              "options": options, "batch": BATCH}  # fmt: skip
+    if plain:
+        header["plain"] = True  # every run a fresh seed, 0, 1, 2, ...
+    return header
 
 
 class Store:
