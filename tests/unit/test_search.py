@@ -129,7 +129,7 @@ def test_a_strike_puts_a_fault_where_the_run_reached_a_state_and_replays() -> No
 def test_a_new_entry_is_followed_up_first() -> None:
     entry = Candidate([choices.Choice("nemesis", "nemesis: time to next fault", 1.0, 0)],
                       last_found=0, at=[3, 9], when=[0.5, 2.0])  # fmt: skip
-    old = Candidate(entry.choices, last_found=0, at=[1], when=[0.1], followed=2)
+    old = Candidate(entry.choices, last_found=0, at=[1], when=[0.1], followed=3)
     plans = [make_plan(0, index, [old, entry], 8) for index in range(8, 16)]
     assert [(p.kind, p.parent, p.follow) for p in plans[:2]] == [
         ("branch", 1, True),
@@ -137,8 +137,8 @@ def test_a_new_entry_is_followed_up_first() -> None:
     ]
     assert plans[0].prefix == 9  # where it got furthest
     assert plans[1].strike is not None and 2.0 < plans[1].strike <= 3.0
-    assert all(not p.follow for p in plans[2:])
-    assert follow_ups([old, replace(entry, followed=2)]) == []
+    assert all(not p.follow for p in plans[3:])
+    assert follow_ups([old, replace(entry, followed=3)]) == []
 
 
 def test_a_branch_session_draws_past_its_prefix_from_its_own_seed() -> None:

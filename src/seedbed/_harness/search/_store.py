@@ -28,7 +28,7 @@ from seedbed._harness.shrink._file import RUN_OPTIONS, ChoiceFile, read_choices,
 from seedbed.errors import UsageError
 
 KIND = "seedbed explore"
-VERSION = 1
+VERSION = 2  # 2: follow-ups and strikes (a version-1 log is refused on --resume)
 LOG = "explore.jsonl"
 
 
