@@ -73,6 +73,9 @@ def default_out(target: str) -> Path:
     show_default=True,
     help="wall-clock seconds one run may take on a worker (with --jobs > 1)",
 )
+@click.option("--branches", "branches", multiple=True, metavar="PACKAGE",
+              help="also count the branches taken in PACKAGE's code as features (repeatable; "
+                   "Python 3.12+, sys.monitoring; off by default: it costs run time)")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per run")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget per run, seconds")  # fmt: skip
@@ -80,6 +83,7 @@ def default_out(target: str) -> Path:
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
                     out: str | None, resume: bool, scheduler: str | None,
                     stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
+                    branches: tuple[str, ...],
                     max_steps: int | None, max_time: float | None,
                     **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
@@ -90,7 +94,7 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         options = {key: value for key, value in options.items() if value is not None}
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
-                           seed_timeout, scheduler)  # fmt: skip
+                           seed_timeout, scheduler, branches=tuple(branches))  # fmt: skip
         search = explore(spec)
         plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
 from seedbed._harness.search._state import State
@@ -46,6 +47,7 @@ class ExploreSpec:
     seed_timeout: float = 300.0
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
+    branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -68,7 +70,8 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
             ) -> Search:  # fmt: skip
     """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
     obj = resolve(spec.target)
-    header = header_of(spec.target, spec.seed, spec.options, spec.plain)
+    check_available(spec.branches)  # after the target: its folder is importable now
+    header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
     store = Store(spec.out, header, spec.resume)
     search = Search(State(), store)
     snapshot = _replay_log(spec, search)
@@ -184,7 +187,8 @@ def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Can
     for plan in plans:
         if spec.budget is not None and time.monotonic() - started >= spec.budget:
             return
-        if not fold(plan, execute(obj, plan, _source(plan, snapshot), spec.options)):
+        result = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        if not fold(plan, result):
             return
 
 
@@ -212,7 +216,8 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
 
 def _pool(spec: ExploreSpec) -> Any:
     """The sweep's local worker pool, or its Dask pool: either answers plans the same."""
-    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options}
+    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options,
+                "branches": list(spec.branches)}  # fmt: skip
     if spec.scheduler is not None:
         from seedbed._harness.sweeps._dask import DaskPool
 

@@ -14,6 +14,7 @@ from typing import Any
 from seedbed._core import entropy
 from seedbed._core.branching import BranchSession
 from seedbed._core.choices import Choice, ChoiceSession
+from seedbed._harness.search._branches import branch_coverage
 from seedbed._harness.search._features import collecting, coverage_of
 from seedbed._harness.search._plan import Plan
 from seedbed._harness.shrink._trial import failure_of
@@ -21,9 +22,10 @@ from seedbed._harness.targets import run_target
 from seedbed.errors import UsageError
 
 
-def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
-            options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    """Run `plan` (replaying `source`, its parent's choices, for a branch)."""
+def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict[str, Any],
+            branches: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
+    """Run `plan` (replaying `source`, its parent's choices, for a branch); with
+    `branches`, the branches it took in those packages are features too."""
     made: ChoiceSession = (
         ChoiceSession()
         if source is None
@@ -39,7 +41,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
     previous = entropy.choice_session
     entropy.choice_session = made
     try:
-        with collecting() as hooks:
+        with collecting() as hooks, branch_coverage(branches) as taken:
             try:
                 outcome = run_target(obj, plan.seed, last_events=False, **given)
                 error, steps, faults = outcome.error, outcome.steps, outcome.faults
@@ -51,6 +53,9 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         entropy.choice_session = previous
     chosen = list(made.choices)
     covered = coverage_of(hooks, chosen, faults)
+    if taken:
+        covered.features = sorted({*covered.features, *taken})
+        covered.positions = dict(sorted({**taken, **covered.positions}.items()))
     return {
         "index": plan.index,
         "seed": plan.seed,

@@ -35,12 +35,14 @@ LOG = "explore.jsonl"
 SWEEP = "sweep"  # OUT/sweep/: a plain sweep of the same runs, for the report to compare
 
 
-def header_of(target: str, seed: int, options: dict[str, Any], plain: bool = False
-              ) -> dict[str, Any]:  # fmt: skip
-    header = {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
-              "options": options, "batch": BATCH}  # fmt: skip
+def header_of(target: str, seed: int, options: dict[str, Any], plain: bool = False,
+              branches: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    header: dict[str, Any] = {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
+                              "options": options, "batch": BATCH}  # fmt: skip
     if plain:
         header["plain"] = True  # every run a fresh seed, 0, 1, 2, ...
+    if branches:
+        header["branches"] = list(branches)  # packages whose branches are features
     return header
 
 

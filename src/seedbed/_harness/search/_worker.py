@@ -21,7 +21,7 @@ def answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> di
     plan = Plan.from_json(request["plan"])
     rows = request.get("source")
     source = None if rows is None else choices_of(rows)
-    return execute(target, plan, source, settings["options"])
+    return execute(target, plan, source, settings["options"], settings.get("branches", ()))
 
 
 if __name__ == "__main__":
