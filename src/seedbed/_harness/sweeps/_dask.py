@@ -201,7 +201,9 @@ class DaskPool:
         self._settings = settings
         self._seed_timeout = seed_timeout
         self._worker = worker  # the module a Dask worker's seedbed process runs
-        self._requests: dict[int, Record] = {}  # by seed: what a batch of seeds sends
+        # By seed, the requests that carry more than it (a search's plans): a sweep's
+        # millions of seeds are kept as numbers only.
+        self._requests: dict[int, Record] = {}
         self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
         # Records as they arrive, a message's at once (one wake of `run` each); a batch's
         # end puts an empty list, so `run` sends the next batch without delay.
@@ -243,7 +245,8 @@ class DaskPool:
         self._seen.clear()
         todo: deque[int] = deque()
         for request in requests:
-            self._requests[int(request["seed"])] = request
+            if len(request) > 1:
+                self._requests[int(request["seed"])] = request
             todo.append(int(request["seed"]))
         running: dict[Any, list[int]] = {}
         while todo or running:
@@ -282,8 +285,8 @@ class DaskPool:
                     "never arrived; --resume continues the sweep"
                 )
         future = self._client.submit(
-            run_batch, self._settings, [self._requests[seed] for seed in seeds], self._topic,
-            self._seed_timeout, self._worker,
+            run_batch, self._settings, [self._requests.get(seed, {"seed": seed}) for seed in seeds],
+            self._topic, self._seed_timeout, self._worker,
             key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
         )  # fmt: skip
         future.add_done_callback(lambda _: self._arrived.put([]))  # wakes `run`
