@@ -47,3 +47,16 @@ def test_a_search_on_dask_is_the_search_here_and_on_the_pool(tmp_path: Path) -> 
     assert _files(dask) == _files(here)
     kinds = {line["plan"]["kind"] for line in _lines(here)[1:-1]}
     assert kinds - {"fresh"}, "the search never branched: the test would not test replay"
+
+
+def test_a_bad_scheduler_address_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from seedbed.cli import cli
+
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(cli, ["explore", TARGET, "--runs", "3", "--scheduler", "local:0",
+                                   "--out", str(out)])  # fmt: skip
+    assert ran.exit_code == 2
+    assert ran.output.strip() == "error: --scheduler local:0: write local:N with N >= 1 workers"
+    assert not out.exists()  # so the same command, corrected, needs no --resume

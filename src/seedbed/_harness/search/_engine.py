@@ -71,6 +71,10 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
     """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
     obj = resolve(spec.target)
     check_available(spec.branches)  # after the target: its folder is importable now
+    if spec.scheduler is not None:
+        from seedbed._harness.sweeps._dask import check_address
+
+        check_address(spec.scheduler)  # before the folder is written
     header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
     store = Store(spec.out, header, spec.resume)
     search = Search(State(), store)

@@ -162,26 +162,34 @@ _QUIET = {
 }
 
 
+def check_address(scheduler: str) -> None:
+    """A one-line `UsageError` unless `scheduler` reads as `tcp://HOST:PORT` or `local:N`
+    (before anything is written: whether the scheduler answers is `_connect`'s to find)."""
+    if scheduler.startswith("local:"):
+        count = scheduler.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
+    elif "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
+        raise UsageError(
+            f"--scheduler {scheduler}: not a scheduler address; "
+            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
+        )
+
+
 def _connect(scheduler: str) -> tuple[Any, Any]:
     """(client, cluster we started or None) for `tcp://HOST:PORT` or `local:N`."""
+    check_address(scheduler)
     distributed = _distributed()
     import dask
 
     if scheduler.startswith("local:"):
         count = scheduler.removeprefix("local:")
-        if not count.isdigit() or int(count) < 1:
-            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
         with dask.config.set(_QUIET):
             cluster = distributed.LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=True,
                 dashboard_address=None, silence_logs=50,
             )  # fmt: skip
         return distributed.Client(cluster), cluster
-    if "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
-        raise UsageError(
-            f"--scheduler {scheduler}: not a scheduler address; "
-            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
-        )
     try:
         return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
     except (OSError, TimeoutError, ValueError) as exc:
