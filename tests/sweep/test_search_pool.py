@@ -16,9 +16,11 @@ RETRIES = "examples.rare:retries"
 
 
 def _lines(out: Path) -> list[dict[str, Any]]:
+    """The log's lines, folder names and the stop line's wall-clock seconds taken out."""
     lines = []
     for row in (out / "explore.jsonl").read_text().splitlines():
         line = json.loads(row)
+        line.pop("seconds", None)
         for key in ("entry", "failure_file", "replay"):
             if isinstance(line.get(key), str):
                 line[key] = line[key].replace(str(out), "OUT")

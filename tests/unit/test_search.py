@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from seedbed._core import choices
 from seedbed._core.branching import BranchSession
 from seedbed._harness.search import ExploreSpec, explore
 from seedbed._harness.search._execute import execute
-from seedbed._harness.search._plan import Plan
+from seedbed._harness.search._plan import Candidate, Plan, follow_ups, make_plan
 from seedbed._harness.search._store import interleaved, order_of
 from seedbed._harness.shrink._file import read_choices
 from seedbed._harness.shrink._trial import run_trial
@@ -31,6 +32,7 @@ from seedbed.errors import UsageError
 
 LAG = "examples.rare:lag"
 RETRIES = "examples.rare:retries"
+SNAPSHOT = "examples.rare:snapshot"
 
 
 def run_cli(*args: str) -> Result:
@@ -39,10 +41,12 @@ def run_cli(*args: str) -> Result:
 
 
 def _lines(out: Path) -> list[dict[str, Any]]:
-    """The log's lines with the folder's name taken out of file paths."""
+    """The log's lines with the folder's name taken out of file paths, and the
+    wall-clock seconds out of its stop lines."""
     lines = []
     for row in (out / "explore.jsonl").read_text().splitlines():
         line = json.loads(row)
+        line.pop("seconds", None)
         for key in ("entry", "failure_file", "replay"):
             if isinstance(line.get(key), str):
                 line[key] = line[key].replace(str(out), "OUT")
@@ -96,6 +100,47 @@ def test_a_branch_replays_its_prefix_then_draws_afresh() -> None:
     assert branched[prefix:] != recorded[prefix:]
 
 
+def _snapshot_reached() -> tuple[Any, dict[str, Any], float]:
+    """A passing run of the snapshot bug that had a snapshot in progress, and when."""
+    obj = resolve(SNAPSHOT)
+    for seed in range(40):
+        run = execute(obj, Plan(0, seed, "fresh"), None, {})
+        when = run["times"].get("coverage: snapshot in progress=1")
+        if run["status"] == "pass" and when is not None:
+            return obj, run, when
+    raise AssertionError("no run of 40 had a snapshot in progress")
+
+
+def test_a_strike_puts_a_fault_where_the_run_reached_a_state_and_replays() -> None:
+    obj, recorded, when = _snapshot_reached()
+    source = [choices.Choice(s, r, v, i) for i, (s, r, v) in enumerate(recorded["choices"])]
+    plan = Plan(1, 99, "strike", 0, len(source), redraw="nemesis", strike=when + 0.001)
+    struck = execute(obj, plan, source, {})
+    assert struck["status"] == "fail"  # crashed during the snapshot: the planted bug
+    assert "a crash during a snapshot keeps the log" in struck["failure"]["message"]
+    assert struck["times"]["coverage: snapshot in progress=1"] == when  # the same state
+    # the struck run's own choices replay it exactly
+    rows = struck["choices"]
+    replayed = [choices.Choice(s, r, v, i) for i, (s, r, v) in enumerate(rows)]
+    again = execute(obj, Plan(2, 7, "branch", 0, len(rows)), replayed, {})
+    assert again["choices"] == rows and again["status"] == "fail"
+
+
+def test_a_new_entry_is_followed_up_first() -> None:
+    entry = Candidate([choices.Choice("nemesis", "nemesis: time to next fault", 1.0, 0)],
+                      last_found=0, at=[3, 9], when=[0.5, 2.0])  # fmt: skip
+    old = Candidate(entry.choices, last_found=0, at=[1], when=[0.1], followed=3)
+    plans = [make_plan(0, index, [old, entry], 8) for index in range(8, 16)]
+    assert [(p.kind, p.parent, p.follow) for p in plans[:2]] == [
+        ("branch", 1, True),
+        ("strike", 1, True),
+    ]
+    assert plans[0].prefix == 9  # where it got furthest
+    assert plans[1].strike is not None and 2.0 < plans[1].strike <= 3.0
+    assert all(not p.follow for p in plans[3:])
+    assert follow_ups([old, replace(entry, followed=3)]) == []
+
+
 def test_a_branch_session_draws_past_its_prefix_from_its_own_seed() -> None:
     async def main() -> list[bool]:
         loop = asyncio.get_running_loop()
@@ -134,7 +179,7 @@ def test_the_search_is_a_function_of_its_seed_and_runs(tmp_path: Path) -> None:
     assert lines != _lines(tmp_path / "c")
     assert first.state.runs == second.state.runs == other.state.runs == 20
     assert len(first.state.corpus) >= 1
-    assert {line["plan"]["kind"] for line in lines[1:]} - {"fresh"}  # it branched
+    assert {line["plan"]["kind"] for line in lines[1:-1]} - {"fresh"}  # it branched
 
 
 def test_a_resumed_search_is_the_search_it_interrupted(tmp_path: Path) -> None:
@@ -144,7 +189,26 @@ def test_a_resumed_search_is_the_search_it_interrupted(tmp_path: Path) -> None:
     log.write_text(log.read_text() + '{"kind": "run", "ind')  # killed mid-line
     resumed = explore(ExploreSpec(RETRIES, tmp_path / "cut", seed=2, runs=30, resume=True))
     assert resumed.resumed == 13 and resumed.ran == 17
-    assert _lines(tmp_path / "cut") == _lines(tmp_path / "whole")
+    cut, whole = _lines(tmp_path / "cut"), _lines(tmp_path / "whole")
+    stops = [line for line in cut if line["kind"] == "stop"]
+    assert [(s["runs"], s["ran"], s["stopped"]) for s in stops] == [
+        (13, 13, "13 runs done"),
+        (30, 17, "30 runs done"),
+    ]
+    assert [line for line in cut if line["kind"] != "stop"] == whole[:-1]
+    assert whole[-1] == stops[-1] | {"ran": 30}
+
+
+def test_a_wall_clock_budget_records_the_runs_it_did(tmp_path: Path) -> None:
+    search = explore(ExploreSpec(RETRIES, tmp_path, seed=2, budget=0.5))
+    stop = _lines(tmp_path)[-1]
+    assert stop["kind"] == "stop" and stop["budget"] == {"seconds": 0.5}
+    assert stop["stopped"] == "budget of 0.5s spent"
+    assert stop["runs"] == search.state.runs == len(_lines(tmp_path)) - 2 >= 1
+    # the runs it did, given as --runs, repeat it exactly
+    again = explore(ExploreSpec(RETRIES, tmp_path / "again", seed=2, runs=stop["runs"]))
+    assert _lines(tmp_path / "again")[:-1] == _lines(tmp_path)[:-1]
+    assert again.state.runs == stop["runs"]
 
 
 def test_resuming_with_another_seed_is_refused(tmp_path: Path) -> None:
@@ -166,7 +230,7 @@ def found(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
     out = tmp_path_factory.mktemp("explore")
     search = explore(ExploreSpec(LAG, out, seed=0, runs=400, stop_on_failure=True))
     assert search.state.buckets, "the lag bug was not found in 400 runs"
-    failing = [line for line in search.store.lines if line["failure_file"]]
+    failing = [line for line in search.store.lines if line.get("failure_file")]
     return out, failing[0]
 
 

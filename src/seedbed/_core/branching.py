@@ -10,6 +10,13 @@ A branch may also *redraw* whole streams from the start while replaying the
 others: the fault streams, say, so the run's own decisions stay as they were
 (lenient replay hands them out in the same order) while its faults move.
 
+A branch may *strike*: replay every stream, and the first redrawn stream's
+waits (exponential draws: the nemesis's "time to next fault") as recorded
+until one would carry past virtual time `strike`; that wait is cut to end
+at `strike`, and the stream draws afresh from then on. So the recorded run
+gets one more fault at the moment it reached a rare state ("adding a fault
+after the prefix"), and everything before is as it was.
+
 Inside the prefix a draw takes its recorded value the way lenient replay
 does (per stream and reason, then per reason's kind); a draw with no
 recorded value left is drawn fresh rather than given its quiet default,
@@ -20,11 +27,13 @@ is logged, so the branch's own choice list replays it exactly with
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from seedbed._core.choices import Choice, ChoiceSession, ReplayingStream
-from seedbed._core.entropy import Stream
+from seedbed._core.entropy import _DOUBLE_BITS, _DOUBLE_SCALE, Stream
 
 if TYPE_CHECKING:
     from seedbed._core.trace import Trace
@@ -38,21 +47,47 @@ class BranchSession(ChoiceSession):
     their waits shorter (more faults, say, in the state the run reached)."""
 
     def __init__(
-        self, source: Sequence[Choice], prefix: int, redraw: Sequence[str] = (), hotter: float = 1.0
+        self,
+        source: Sequence[Choice],
+        prefix: int,
+        redraw: Sequence[str] = (),
+        hotter: float = 1.0,
+        strike: float | None = None,
     ) -> None:
         super().__init__(source)
         self.prefix = max(0, prefix)
         self.redraw = tuple(redraw)  # a handful of names: a tuple's scan is enough
         self.hotter = hotter  # redrawn streams' waits (exponentials) divided by this
+        self.strike = strike  # virtual seconds: the redrawn stream replays until then
+        self.struck = strike is None
+
+    def _striking(self, stream: str) -> bool:
+        """Whether `stream` still replays towards a strike (see the module doc)."""
+        return not self.struck and stream == self.redraw[0]
 
     def _new_stream(self, name: str, seed: int, trace: Trace) -> Stream:
         return BranchingStream(name, seed, trace, self)
 
     def fresh(self, stream: str, reason: str) -> bool:
         """Whether this draw is fresh: past the prefix, or nothing recorded for it."""
-        if len(self._passes[-1]) >= self.prefix or stream in self.redraw:
+        if len(self._passes[-1]) >= self.prefix:
+            return True
+        if stream in self.redraw and not self._striking(stream):
             return True
         return not self.has_recorded(stream, reason)
+
+    def cut(self, stream: str, wait: float) -> float:
+        """A replayed wait of `stream`, cut to end at the strike if it carries past it.
+
+        The time read is the simulation's own (the running loop's virtual clock)."""
+        if not self._striking(stream):
+            return wait
+        now = asyncio.get_running_loop().time()
+        assert self.strike is not None  # _striking says so
+        if now + wait < self.strike:
+            return wait
+        self.struck = True
+        return max(0.0, self.strike - now)
 
 
 class BranchingStream(ReplayingStream):
@@ -98,13 +133,22 @@ class BranchingStream(ReplayingStream):
         return ReplayingStream.chance(self, probability, reason)
 
     def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+        session = self._session
+        assert isinstance(session, BranchSession)
         if self._fresh(reason):
-            session = self._session
-            assert isinstance(session, BranchSession)
             if self.name in session.redraw:
                 mean /= session.hotter
             return Stream.exponential(self, mean, reason, quiet)
-        return ReplayingStream.exponential(self, mean, reason, quiet)
+        if not session._striking(self.name):
+            return ReplayingStream.exponential(self, mean, reason, quiet)
+        recorded = self._float(reason)
+        if recorded is None:  # nothing left to replay: the strike's wait is drawn afresh
+            wait = -math.log1p(-self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE) * mean
+        else:
+            wait = abs(recorded)
+        wait = session.cut(self.name, wait)
+        self._use(reason, wait)
+        return wait
 
     def permutation(self, n: int, reason: str) -> list[int]:
         if n <= 1 or self._fresh(reason):

@@ -14,8 +14,9 @@ by bench/interpose.py), too slow to repeat before every run of a sweep. So
 the holders found are kept, and the heap is searched again only when
 something may have changed: the
 first time, after an import, or when the reference count of an original
-differs from what it was at the end of the previous run (a new holder adds a
-reference). The count is read at the same point of every activation, so
+is above what it was at the end of the previous run (a new holder adds a
+reference; a count that fell, a holder the garbage collector freed, needs
+no search). The count is read at the same point of every activation, so
 whether a search happens depends only on what the program did, never on
 timing.
 
@@ -51,8 +52,14 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 
 
 def changed(replacements: Replacements) -> bool:
-    """True if the heap may hold copies not found yet (call before any rebinding)."""
-    return _fingerprint != _refcounts(replacements)
+    """True if the heap may hold copies not found yet (call before any rebinding).
+
+    Only a count that grew says so: a freed holder (a finished run's frames
+    collected late, as a search's bookkeeping makes the collector run at
+    other moments) lowers a count and holds nothing left to rebind.
+    """
+    now = _refcounts(replacements)
+    return len(now) != len(_fingerprint) or any(map(int.__gt__, now, _fingerprint))
 
 
 def rebind(replacements: Replacements, excluded: Iterable[object], search: bool) -> None:

@@ -31,9 +31,10 @@ def coverage(name: str, bucket: object = None) -> None:
     if loop is None or type(loop) is not SeedbedLoop:
         return
     key = name if bucket is None else f"{name}={bucket}"
-    reached = hooks_of(loop).coverage
-    if key not in reached:
-        reached[key] = draws_so_far()
+    hooks = hooks_of(loop)
+    if key not in hooks.coverage:
+        hooks.coverage[key] = draws_so_far()
+        hooks.times[key] = loop.time()
 
 
 def maximize(name: str, value: float) -> None:
@@ -52,7 +53,8 @@ def _extreme(key: str, value: float, *, largest: bool) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise UsageError(f"{key.split()[0]}imize({key[4:]!r}, ...) needs a number, got {value!r}")
-    extremes = hooks_of(loop).extremes
-    seen = extremes.get(key)
+    hooks = hooks_of(loop)
+    seen = hooks.extremes.get(key)
     if seen is None or (value > seen[0] if largest else value < seen[0]):
-        extremes[key] = (float(value), draws_so_far())
+        hooks.extremes[key] = (float(value), draws_so_far())
+        hooks.times[key] = loop.time()

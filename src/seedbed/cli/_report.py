@@ -10,11 +10,13 @@ a look).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from seedbed._harness.report._aggregate import ResultsError
-from seedbed._harness.report._write import write_report
+from seedbed._harness.report._search import is_search
+from seedbed._harness.report._write import write_report, write_search_report
 
 
 @click.command("report")
@@ -22,7 +24,17 @@ from seedbed._harness.report._write import write_report
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), required=True,
               help="where to write the page (one self-contained HTML file)")  # fmt: skip
 def report(results: str, html_path: str) -> None:
-    """Write a sweep's RESULTS (results.jsonl or its directory) as an HTML page."""
+    """Write a sweep's RESULTS (results.jsonl or its directory), or a search's
+    folder (`seedbed explore --out`), as an HTML page."""
+    if is_search(Path(results)):
+        try:
+            search = write_search_report(results, html_path)
+        except ResultsError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        failed = sum(1 for line in search.runs if line.get("bucket"))
+        click.echo(f"wrote {html_path}: a search of {len(search.runs):,} runs, {failed:,} failed")
+        return
     try:
         aggregate = write_report(results, html_path)
     except ResultsError as exc:

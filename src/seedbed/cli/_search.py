@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import click
 
 from seedbed._harness.explore import explore_options
 from seedbed._harness.search import ExploreSpec, explore
+from seedbed._harness.search._store import LOG, SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed.cli._explore import explore_flags
@@ -28,6 +30,13 @@ def parse_duration(text: str) -> float:
     if seconds <= 0:
         raise UsageError(f"--budget {text!r}: give a duration above 0 like 90s, 10m or 1h")
     return seconds
+
+
+def versus(spec: ExploreSpec, runs: int) -> ExploreSpec:
+    """A plain sweep of `runs` runs beside the search: seeds 0, 1, ... with their features."""
+    out = spec.out / SWEEP
+    return replace(spec, out=out, runs=runs, budget=None, plain=True, stop_on_failure=False,
+                   resume=(out / LOG).exists())  # fmt: skip
 
 
 def default_out(target: str) -> Path:
@@ -50,7 +59,13 @@ def default_out(target: str) -> Path:
     help="folder for the log, corpus and failures  [default: .seedbed/explore/TARGET]",
 )
 @click.option("--resume", is_flag=True, help="continue the search in --out")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="run on a Dask cluster: tcp://HOST:PORT, or local:N for N local "
+                   "workers (the results do not depend on it)")  # fmt: skip
 @click.option("--stop-on-failure", is_flag=True, help="stop at the first failing run")
+@click.option("--versus-sweep", is_flag=True,
+              help="then run a plain sweep of as many runs into OUT/sweep, for "
+                   "`seedbed report OUT --html` to compare coverage with")  # fmt: skip
 @click.option(
     "--seed-timeout",
     type=SECONDS,
@@ -58,12 +73,17 @@ def default_out(target: str) -> Path:
     show_default=True,
     help="wall-clock seconds one run may take on a worker (with --jobs > 1)",
 )
+@click.option("--branches", "branches", multiple=True, metavar="PACKAGE",
+              help="also count the branches taken in PACKAGE's code as features (repeatable; "
+                   "Python 3.12+, sys.monitoring; off by default: it costs run time)")  # fmt: skip
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per run")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget per run, seconds")  # fmt: skip
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
-                    out: str | None, resume: bool, stop_on_failure: bool, seed_timeout: float,
+                    out: str | None, resume: bool, scheduler: str | None,
+                    stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
+                    branches: tuple[str, ...],
                     max_steps: int | None, max_time: float | None,
                     **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
@@ -74,11 +94,15 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         options = {key: value for key, value in options.items() if value is not None}
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
-                           seed_timeout)  # fmt: skip
+                           seed_timeout, scheduler, branches=tuple(branches))  # fmt: skip
         search = explore(spec)
+        plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:
         usage_error(str(exc))
         return
     for line in summary_lines(spec, search):
         click.echo(line)
+    if plain is not None:
+        click.echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
+                   f"{len(plain.state.seen)} features reached")  # fmt: skip
     sys.exit(1 if search.state.buckets else 0)

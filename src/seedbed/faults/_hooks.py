@@ -43,7 +43,7 @@ class RunHooks:
     """One run's buggify switch, failpoint odds, buggify sites and assertion catalog."""
 
     __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability", "sites",
-                 "stream", "trace")  # fmt: skip
+                 "stream", "times", "trace")  # fmt: skip
 
     def __init__(self, loop: SeedbedLoop) -> None:
         self.buggify = False
@@ -56,9 +56,11 @@ class RunHooks:
         # `seedbed.coverage` points reached ("name=bucket") and `maximize`/`minimize`
         # extremes ("max name" -> value): a search's features. Each keeps where in
         # the run's draws it was first reached (the best value: last set), when
-        # choices are recorded (else 0), so a search can branch from there.
+        # choices are recorded (else 0), so a search can branch from there, and
+        # in `times` the virtual time, so a search can put a fault there.
         self.coverage: dict[str, int] = {}
         self.extremes: dict[str, tuple[float, int]] = {}
+        self.times: dict[str, float] = {}
         if collecting is not None:
             collecting.append(self)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
 from seedbed._harness.search._state import State
@@ -44,6 +45,9 @@ class ExploreSpec:
     options: dict[str, Any] = field(default_factory=dict)
     runner: str = "seedbed"
     seed_timeout: float = 300.0
+    scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
+    plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
+    branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -66,14 +70,32 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
             ) -> Search:  # fmt: skip
     """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
     obj = resolve(spec.target)
-    store = Store(spec.out, header_of(spec.target, spec.seed, spec.options), spec.resume)
+    check_available(spec.branches)  # after the target: its folder is importable now
+    if spec.scheduler is not None:
+        from seedbed._harness.sweeps._dask import check_address
+
+        check_address(spec.scheduler)  # before the folder is written
+    header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
+    store = Store(spec.out, header, spec.resume)
     search = Search(State(), store)
     snapshot = _replay_log(spec, search)
     started = time.monotonic()  # the harness's wall clock, outside every run
-    with asyncio_log_off():
-        _search(spec, obj, search, snapshot, started, on_line)
-    search.seconds = time.monotonic() - started
+    try:
+        with asyncio_log_off():
+            _search(spec, obj, search, snapshot, started, on_line)
+    finally:
+        search.seconds = time.monotonic() - started
+        if search.stopped:  # not when interrupted: the log then ends at its last run
+            store.append(stop_line(spec, search))
     return search
+
+
+def stop_line(spec: ExploreSpec, search: Search) -> dict[str, Any]:
+    """What a search did, as its log's last line: with a wall-clock budget, the
+    runs it got to (a search with `--runs` of that many repeats it exactly)."""
+    budget = {"runs": spec.runs} if spec.runs is not None else {"seconds": spec.budget}
+    return {"kind": "stop", "stopped": search.stopped, "runs": search.state.runs,
+            "ran": search.ran, "seconds": round(search.seconds, 3), "budget": budget}  # fmt: skip
 
 
 def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
@@ -81,10 +103,12 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
     state, store = search.state, search.store
     snapshot: list[Candidate] = []
     for line in store.lines:
+        if line.get("kind") == "stop":
+            continue  # an earlier session's end: its runs are the lines before
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
-        plan = make_plan(spec.seed, index, snapshot, index - index % BATCH)
+        plan = _plan_of(spec, index, snapshot)
         if line.get("index") != index or line.get("plan") != plan.to_json():
             raise UsageError(
                 f"--resume: run {index} in {store.log} is not the run this search makes "
@@ -101,7 +125,7 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
 def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
             started: float, on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
     state = search.state
-    pool = _pool(spec) if spec.jobs > 1 else None
+    pool = _pool(spec) if spec.jobs > 1 or spec.scheduler else None
     try:
         while True:
             why = _why_stop(spec, search, started)
@@ -114,8 +138,7 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
             end = start - start % BATCH + BATCH
             if spec.runs is not None:
                 end = min(end, spec.runs)
-            plans = [make_plan(spec.seed, i, snapshot, start - start % BATCH)
-                     for i in range(start, end)]  # fmt: skip
+            plans = [_plan_of(spec, i, snapshot) for i in range(start, end)]
             fold = _folder(spec, search, on_line)
             if pool is None:
                 _run_here(spec, obj, plans, snapshot, started, fold)
@@ -126,6 +149,13 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
     finally:
         if pool is not None:
             pool.close()
+
+
+def _plan_of(spec: ExploreSpec, index: int, snapshot: list[Candidate]) -> Plan:
+    """Run `index`'s plan; in a plain sweep, seed `index` as `seedbed sweep` runs it."""
+    if spec.plain:
+        return Plan(index, index, "fresh")
+    return make_plan(spec.seed, index, snapshot, index - index % BATCH)
 
 
 def _folder(spec: ExploreSpec, search: Search, on_line: Callable[[dict[str, Any]], None]
@@ -161,7 +191,8 @@ def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Can
     for plan in plans:
         if spec.budget is not None and time.monotonic() - started >= spec.budget:
             return
-        if not fold(plan, execute(obj, plan, _source(plan, snapshot), spec.options)):
+        result = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        if not fold(plan, result):
             return
 
 
@@ -188,9 +219,15 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
 
 
 def _pool(spec: ExploreSpec) -> Any:
+    """The sweep's local worker pool, or its Dask pool: either answers plans the same."""
+    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options,
+                "branches": list(spec.branches)}  # fmt: skip
+    if spec.scheduler is not None:
+        from seedbed._harness.sweeps._dask import DaskPool
+
+        return DaskPool(spec.scheduler, settings, spec.seed_timeout, worker=_SEARCH_WORKER)
     from seedbed._harness.sweeps._pool import WorkerPool
 
-    settings = {"runner": spec.runner, "target": spec.target, "options": spec.options}
     return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
                       worker=_SEARCH_WORKER)  # fmt: skip
 

@@ -14,6 +14,7 @@ from typing import Any
 from seedbed._core import entropy
 from seedbed._core.branching import BranchSession
 from seedbed._core.choices import Choice, ChoiceSession
+from seedbed._harness.search._branches import branch_coverage
 from seedbed._harness.search._features import collecting, coverage_of
 from seedbed._harness.search._plan import Plan
 from seedbed._harness.shrink._trial import failure_of
@@ -21,21 +22,26 @@ from seedbed._harness.targets import run_target
 from seedbed.errors import UsageError
 
 
-def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
-            options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    """Run `plan` (replaying `source`, its parent's choices, for a branch)."""
+def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict[str, Any],
+            branches: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
+    """Run `plan` (replaying `source`, its parent's choices, for a branch); with
+    `branches`, the branches it took in those packages are features too."""
     made: ChoiceSession = (
         ChoiceSession()
         if source is None
         else BranchSession(
-            plan.source(list(source)), plan.prefix, plan.redraw_streams, plan.hotter or 1.0
+            plan.source(list(source)),
+            plan.prefix,
+            plan.redraw_streams,
+            plan.hotter or 1.0,
+            plan.strike,
         )
     )
     given = {key: value for key, value in options.items() if value not in (None, False)}
     previous = entropy.choice_session
     entropy.choice_session = made
     try:
-        with collecting() as hooks:
+        with collecting() as hooks, branch_coverage(branches) as taken:
             try:
                 outcome = run_target(obj, plan.seed, last_events=False, **given)
                 error, steps, faults = outcome.error, outcome.steps, outcome.faults
@@ -47,6 +53,9 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         entropy.choice_session = previous
     chosen = list(made.choices)
     covered = coverage_of(hooks, chosen, faults)
+    if taken:
+        covered.features = sorted({*covered.features, *taken})
+        covered.positions = dict(sorted({**taken, **covered.positions}.items()))
     return {
         "index": plan.index,
         "seed": plan.seed,
@@ -57,6 +66,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None,
         "declared": covered.declared,
         "extremes": covered.extremes,
         "positions": covered.positions,
+        "times": covered.times,
         "choices": [[c.stream, c.reason, c.value] for c in chosen],
     }
 

@@ -41,6 +41,7 @@ class Coverage:
     declared: list[str] = field(default_factory=list)
     extremes: dict[str, float] = field(default_factory=dict)
     positions: dict[str, int] = field(default_factory=dict)  # where in the draws each was reached
+    times: dict[str, float] = field(default_factory=dict)  # and when (coverage points, extremes)
 
 
 @contextmanager
@@ -62,18 +63,21 @@ def coverage_of(hooks: Sequence[RunHooks], chosen: Sequence[Choice],
     declared: dict[str, None] = {}
     extremes: dict[str, float] = {}
     positions: dict[str, int] = {}
+    times: dict[str, float] = {}
     for one in hooks:
         _from_catalog(one.catalog, reached, declared)
         for key, position in one.coverage.items():
             reached[f"coverage: {key}"] = None
             positions.setdefault(f"coverage: {key}", position)
+            times.setdefault(f"coverage: {key}", one.times.get(key, 0.0))
         for key, (value, position) in one.extremes.items():
             if improves(key, value, extremes.get(key)):
                 extremes[key], positions[key] = value, position
+                times[key] = one.times.get(key, 0.0)
     _from_choices(chosen, reached, declared, positions)
     _from_faults(faults or {}, reached, declared)
     return Coverage(sorted(reached), sorted(declared), dict(sorted(extremes.items())),
-                    dict(sorted(positions.items())))  # fmt: skip
+                    dict(sorted(positions.items())), dict(sorted(times.items())))  # fmt: skip
 
 
 def _from_catalog(catalog: dict[str, list[Any]], reached: dict[str, None],

@@ -28,6 +28,8 @@ class Entry:
     last_found: int
     file: str
     at: list[int]  # where in its draws it reached them: where to branch from
+    when: list[float]  # and at what virtual times (coverage points, extremes): where to strike
+    followed: int = 0  # its follow-ups run so far (`_plan.follow_ups`)
 
 
 @dataclass
@@ -49,13 +51,21 @@ class State:
     extremes: dict[str, float] = field(default_factory=dict)
     corpus: list[Entry] = field(default_factory=list)
     buckets: dict[str, Bucket] = field(default_factory=dict)
-    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [runs, runs that found]
+    # kind -> [runs, runs that found something, runs that failed]
+    kinds: dict[str, list[int]] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)  # feature -> runs that reached it
     failed_runs: int = 0
 
     def candidates(self) -> list[Candidate]:
         return [
-            Candidate(entry.choices, entry.last_found, entry.at, self._rarest(entry))
+            Candidate(
+                entry.choices,
+                entry.last_found,
+                entry.at,
+                self._rarest(entry),
+                entry.when,
+                entry.followed,
+            )
             for entry in self.corpus
         ]
 
@@ -90,6 +100,8 @@ class State:
         positions = result.get("positions", {})
         found = [*new, *improved]
         line["at"] = sorted({positions[key] for key in found if key in positions})
+        times = result.get("times", {})
+        line["when"] = sorted({times[key] for key in found if key in times})
         return line
 
     def keeps(self, line: dict[str, Any]) -> bool:
@@ -111,15 +123,20 @@ class State:
             self.declared[feature] = None
         self.extremes.update(line["improved"])
         found = bool(line["new"] or line["improved"])
-        tally = self.kinds.setdefault(plan.kind, [0, 0])
+        tally = self.kinds.setdefault(plan.kind, [0, 0, 0])
         tally[0] += 1
         tally[1] += int(found)
-        if found and plan.parent is not None and plan.parent < len(self.corpus):
-            self.corpus[plan.parent].last_found = index
+        tally[2] += int(line["bucket"] is not None)
+        if plan.parent is not None and plan.parent < len(self.corpus):
+            parent = self.corpus[plan.parent]
+            parent.followed += bool(plan.follow)
+            if found:
+                parent.last_found = index
         if line["entry"] is not None and chosen is not None:
             what = [*line["new"], *(f"{key} {value:g}" for key, value in line["improved"].items())]
             self.corpus.append(Entry(len(self.corpus), index, plan.seed, chosen, what,
-                                     index, line["entry"], line.get("at", [])))  # fmt: skip
+                                     index, line["entry"], line.get("at", []),
+                                     line.get("when", [])))  # fmt: skip
         self._count_failure(line)
         self.runs = index + 1
 

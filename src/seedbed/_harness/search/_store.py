@@ -3,6 +3,8 @@
     OUT/explore.jsonl        a header line, then one line per finished run
     OUT/corpus/run-N.json    the choice file of each run kept in the corpus
     OUT/failures/run-N.json  the choice file of each failure identity's first run
+    OUT/sweep/               with --versus-sweep: a plain sweep of as many runs, kept
+                             the same way (its header says "plain")
 
 Choice files are the shrinker's (`seedbed run TARGET --choices FILE` replays
 one, `seedbed shrink TARGET --choices FILE` shrinks it). A file keeps each
@@ -26,13 +28,22 @@ from seedbed._harness.shrink._file import RUN_OPTIONS, ChoiceFile, read_choices,
 from seedbed.errors import UsageError
 
 KIND = "seedbed explore"
-VERSION = 1
+VERSION = 2  # 2: follow-ups and strikes (a version-1 log is refused on --resume)
 LOG = "explore.jsonl"
 
 
-def header_of(target: str, seed: int, options: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
-            "options": options, "batch": BATCH}  # fmt: skip
+SWEEP = "sweep"  # OUT/sweep/: a plain sweep of the same runs, for the report to compare
+
+
+def header_of(target: str, seed: int, options: dict[str, Any], plain: bool = False,
+              branches: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    header: dict[str, Any] = {"kind": KIND, "version": VERSION, "target": target, "seed": seed,
+                              "options": options, "batch": BATCH}  # fmt: skip
+    if plain:
+        header["plain"] = True  # every run a fresh seed, 0, 1, 2, ...
+    if branches:
+        header["branches"] = list(branches)  # packages whose branches are features
+    return header
 
 
 class Store:

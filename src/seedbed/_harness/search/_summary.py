@@ -31,8 +31,9 @@ def summary_lines(spec: ExploreSpec, search: Search) -> list[str]:
         + (f"; best values: {_extremes(search)}" if state.extremes else ""),
         "  runs -> features: " + ", ".join(f"{runs} -> {count}" for runs, count in curve(search)),
         f"corpus: {len(state.corpus)} runs kept ({spec.out / 'corpus'})",
-        "  by kind of run (runs, runs that found something): " + ", ".join(
-            f"{kind} {runs}/{found}" for kind, (runs, found) in sorted(state.kinds.items())),
+        "  by kind of run (runs/found something/failed): " + ", ".join(
+            f"{kind} {runs}/{found}/{failed}"
+            for kind, (runs, found, failed) in sorted(state.kinds.items())),
     ]  # fmt: skip
     lines.extend(_never(search))
     lines.extend(_failures(spec, search))

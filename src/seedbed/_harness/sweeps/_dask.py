@@ -28,6 +28,10 @@ A worker that dies mid-batch loses only records it had not yet sent; Dask
 runs the batch again elsewhere. Records of seeds already received are then
 dropped (runs are deterministic: they are equal), and a batch that ends with
 seeds missing has them sent again, so no seed is lost or written twice.
+
+A search (`seedbed explore --scheduler`) uses the same pool with its own
+worker module: its requests are plans (each with its seed, still the key),
+and a plan's result is a function of the plan, so the search is the same.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed._harness.sweeps._pool import _WORKER, WorkerPool
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]
@@ -79,18 +83,18 @@ def _distributed() -> Any:
 _local = threading.local()
 
 
-def _thread_pool(settings: dict[str, Any], seed_timeout: float) -> WorkerPool:
+def _thread_pool(settings: dict[str, Any], seed_timeout: float, worker: str) -> WorkerPool:
     """This thread's seedbed worker process for these settings, started once.
 
     Per thread, because the process dies with the thread that started it
     (the worker asks Linux for that), so only that thread may use it.
     """
-    key = json.dumps([settings, seed_timeout], sort_keys=True)
+    key = json.dumps([settings, seed_timeout, worker], sort_keys=True)
     if getattr(_local, "key", None) != key:
         if getattr(_local, "pool", None) is not None:
             _local.pool.close()
         log_dir = Path(tempfile.gettempdir()) / f"seedbed-dask-{uuid.uuid4().hex[:8]}"
-        _local.pool = WorkerPool(settings, 1, log_dir, seed_timeout)
+        _local.pool = WorkerPool(settings, 1, log_dir, seed_timeout, worker=worker)
         _local.key = key
     pool: WorkerPool = _local.pool
     return pool
@@ -123,13 +127,15 @@ class _Sender:
             self._pending, self._sent = [], now
 
 
-def run_batch(settings: dict[str, Any], seeds: list[int], topic: str, seed_timeout: float) -> None:
-    """The Dask task: run `seeds`, sending each record under `topic` soon after it finishes."""
+def run_batch(settings: dict[str, Any], requests: list[Record], topic: str, seed_timeout: float,
+              module: str = _WORKER) -> None:  # fmt: skip
+    """The Dask task: answer `requests` (seeds, or a search's plans) on a seedbed
+    worker running `module`, sending each record under `topic` soon after it finishes."""
     worker = _distributed().get_worker()
-    pool = _thread_pool(settings, seed_timeout)
+    pool = _thread_pool(settings, seed_timeout, module)
     sender = _Sender(worker, topic)
     try:
-        pool.run(({"seed": seed} for seed in seeds), sender.add, lambda: sender.flush(False))
+        pool.run(iter(requests), sender.add, lambda: sender.flush(False))
     except UsageError as exc:  # sent as data: the client need not unpickle our class
         pool.close()
         _local.key = _local.pool = None
@@ -156,26 +162,34 @@ _QUIET = {
 }
 
 
+def check_address(scheduler: str) -> None:
+    """A one-line `UsageError` unless `scheduler` reads as `tcp://HOST:PORT` or `local:N`
+    (before anything is written: whether the scheduler answers is `_connect`'s to find)."""
+    if scheduler.startswith("local:"):
+        count = scheduler.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
+    elif "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
+        raise UsageError(
+            f"--scheduler {scheduler}: not a scheduler address; "
+            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
+        )
+
+
 def _connect(scheduler: str) -> tuple[Any, Any]:
     """(client, cluster we started or None) for `tcp://HOST:PORT` or `local:N`."""
+    check_address(scheduler)
     distributed = _distributed()
     import dask
 
     if scheduler.startswith("local:"):
         count = scheduler.removeprefix("local:")
-        if not count.isdigit() or int(count) < 1:
-            raise UsageError(f"--scheduler {scheduler}: write local:N with N >= 1 workers")
         with dask.config.set(_QUIET):
             cluster = distributed.LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=True,
                 dashboard_address=None, silence_logs=50,
             )  # fmt: skip
         return distributed.Client(cluster), cluster
-    if "://" not in scheduler or not scheduler.rsplit(":", 1)[-1].isdigit():
-        raise UsageError(
-            f"--scheduler {scheduler}: not a scheduler address; "
-            "write tcp://HOST:PORT (as `dask scheduler` prints) or local:N"
-        )
     try:
         return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
     except (OSError, TimeoutError, ValueError) as exc:
@@ -189,10 +203,15 @@ def _connect(scheduler: str) -> tuple[Any, Any]:
 class DaskPool:
     """Seeds run as batches on a Dask cluster; `run` and `close` as `WorkerPool`'s."""
 
-    def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float) -> None:
+    def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float,
+                 worker: str = _WORKER) -> None:  # fmt: skip
         self._client, self._cluster = _connect(scheduler)
         self._settings = settings
         self._seed_timeout = seed_timeout
+        self._worker = worker  # the module a Dask worker's seedbed process runs
+        # By seed, the requests that carry more than it (a search's plans): a sweep's
+        # millions of seeds are kept as numbers only.
+        self._requests: dict[int, Record] = {}
         self._topic = f"seedbed-sweep-{uuid.uuid4().hex}"
         # Records as they arrive, a message's at once (one wake of `run` each); a batch's
         # end puts an empty list, so `run` sends the next batch without delay.
@@ -229,7 +248,14 @@ class DaskPool:
         Dask's per-task cost small, short ones at the end keep every worker busy
         until the last seed instead of one finishing a long batch alone.
         """
-        todo = deque(int(request["seed"]) for request in requests)
+        # Each call's seeds are its own (a search calls once per batch of plans, and
+        # two batches may draw one seed): every batch of an earlier call is done.
+        self._seen.clear()
+        todo: deque[int] = deque()
+        for request in requests:
+            if len(request) > 1:
+                self._requests[int(request["seed"])] = request
+            todo.append(int(request["seed"]))
         running: dict[Any, list[int]] = {}
         while todo or running:
             while todo and len(running) < self.threads * _IN_FLIGHT:
@@ -267,7 +293,8 @@ class DaskPool:
                     "never arrived; --resume continues the sweep"
                 )
         future = self._client.submit(
-            run_batch, self._settings, seeds, self._topic, self._seed_timeout,
+            run_batch, self._settings, [self._requests.get(seed, {"seed": seed}) for seed in seeds],
+            self._topic, self._seed_timeout, self._worker,
             key=f"seedbed-batch-{self._topic[-8:]}-{self._batches}", pure=False,
         )  # fmt: skip
         future.add_done_callback(lambda _: self._arrived.put([]))  # wakes `run`
@@ -291,6 +318,7 @@ class DaskPool:
             return
         self._seen.add(record["seed"])
         self._sent.pop(record["seed"], None)
+        self._requests.pop(record["seed"], None)
         self._timed += 1
         self._seed_seconds += float(record.get("wall_time") or 0.0)
         on_record(record)

@@ -7,6 +7,9 @@ with the sweep's settings as one JSON argument; the worker answers
 optional `"trace": PATH`) and answers each with the seed's record. End of
 input means stop. The user's code may print: its stdout is sent to stderr
 (the worker's log file), so it can never corrupt the protocol.
+
+The loop (`serve`) is shared: a search worker (`search._worker`) runs it
+with its own answer for a request, a plan instead of a seed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any
 
 from seedbed._harness.sweeps._command import run_command
@@ -66,8 +71,13 @@ def _answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> d
     return build(seed, replay, outcome, time.perf_counter() - started)
 
 
-def serve(settings: dict[str, Any]) -> None:
-    """Import the target, then answer seed requests until the input ends."""
+# (the imported target, the settings, one request) -> its answer
+Answer = Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
+def serve(settings: dict[str, Any], answer: Answer = _answer,
+          around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:  # fmt: skip
+    """Import the target, then answer requests until the input ends (inside `around()`)."""
     requests, answers = _protocol_streams()
     _die_with_parent(int(settings["parent"]))
     try:
@@ -76,15 +86,22 @@ def serve(settings: dict[str, Any]) -> None:
         _send(answers, {"kind": "usage", "message": str(exc)})
         return
     _send(answers, {"kind": "ready", "pid": os.getpid()})
-    for line in requests:
-        try:
-            record = _answer(target, settings, json.loads(line))
-        except UsageError as exc:
-            _send(answers, {"kind": "usage", "message": str(exc)})
-            return
-        _send(answers, record)
+    with around():
+        for line in requests:
+            try:
+                record = answer(target, settings, json.loads(line))
+            except UsageError as exc:
+                _send(answers, {"kind": "usage", "message": str(exc)})
+                return
+            _send(answers, record)
+
+
+def main(answer: Answer = _answer,
+         around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:  # fmt: skip
+    """A worker process's entry point: its settings are its one argument."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    serve(json.loads(sys.argv[1]), answer, around)
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sweep decides when workers stop
-    serve(json.loads(sys.argv[1]))
+    main()
