@@ -82,6 +82,9 @@ class Oracle:
         self.damage_seen: dict[str, int] = {}
         self.restarts_checked = 0  # restarts held to their promises (for tests)
         self.reported: set[str] = set()  # hot checks already reported as held (`_passed`)
+        # Called with (name, term) when a replica becomes leader, after the checks:
+        # a scenario's hook to crash new leaders at chosen moments.
+        self.on_leader: list[Callable[[str, int], None]] = []
 
     def _excused(self, name: str) -> bool:
         """Did node `name`'s disk damage data since the replica last started?"""
@@ -205,6 +208,8 @@ class Oracle:
             voters=",".join(voters),
             quorum=replica.quorum,
         )
+        for hook in self.on_leader:
+            hook(name, term)
 
     # -- replication ----------------------------------------------------------
 
