@@ -16,7 +16,9 @@ Raft's claims about one instant:
 - a replica votes for one candidate per term, across its incarnations (and
   a restarted one still knows the vote it gave in its current term);
 - a replica's commit index never goes backwards within an incarnation;
-- every replica applies the same command at the same index;
+- every replica applies the same command at the same index, and its state
+  machine gives the same result there (a deterministic machine fed one log:
+  a difference is state that diverged, a dedup table lost on a restore);
 - a leader's match index for a follower never exceeds what the follower's
   log holds (the same entry, in the same term);
 - a leader commits an entry of its own term, held by a majority's logs

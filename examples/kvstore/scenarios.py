@@ -11,7 +11,8 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
 - continuous, inside the replicas' and clients' reports (`oracles.Oracle`,
   with `seedbed.always`): at most one leader per term, holding a majority's
   votes; one vote per replica and term; no replica's commit index going
-  backwards; every replica applying the same entry at each index; a
+  backwards; every replica applying the same entry at each index, with
+  the same result; a
   leader's match index within what the follower holds; commits of the
   leader's term held by a majority; what a replica acknowledged surviving
   its restart; every ok answer naming where its request was applied;
