@@ -128,6 +128,12 @@ class OriginalFour(oracles.Oracle):
     def leader(self, name: str, term: int) -> None:
         always(self.leaders.setdefault(term, name) == name, "kvstore: at most one leader per term")
 
+    def applied(
+        self, name: str, index: int, term: int, command: dict[str, Any], result: Any
+    ) -> None:
+        first = self.entries.setdefault(index, (term, command))
+        always(first == (term, command), oracles.SAME_ENTRY)
+
     def committed(self, name: str, index: int) -> None:
         before = self.commits.get(name, 0)
         always(index >= before, "kvstore: a replica's commit index never goes backwards")

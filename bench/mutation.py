@@ -19,6 +19,14 @@ files it mutates in place, and the work tree must never hold a mutant.
     PYTHONHASHSEED=0 uv run --group bench python bench/mutation.py --sample 40
     PYTHONHASHSEED=0 uv run --group bench python bench/mutation.py --modules machine,raftlog
 
+`--heldout` runs instead the hand-written held-out set of
+`bench/mutants_heldout.py` (19 realistic mutants and 3 harmless controls),
+each in its own process under a budget of every scenario (swarm for
+`--swarm-seeds`, the others for `--named-seeds` each), stopping at the
+first failing run, and prints the kill rate and any control killed:
+
+    PYTHONHASHSEED=0 nice uv run python bench/mutation.py --heldout --named-seeds 20
+
 It reports; it never gates. A mutant that does not change behaviour (an
 equivalent one) survives whatever the oracles do, so 100% is not the goal:
 read the survivors.
@@ -120,7 +128,15 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=0, help="mutants to run (0: all)")
     parser.add_argument("--sample-seed", type=int, default=0, help="which sample")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant")
+    parser.add_argument("--heldout", action="store_true", help="the held-out hand-written set")
+    parser.add_argument("--swarm-seeds", type=int, default=50, help="--heldout: swarm's seeds")
+    parser.add_argument("--named-seeds", type=int, default=20, help="--heldout: other scenarios'")
+    parser.add_argument("--only", default="", help="--heldout: these mutants, by name")
+    parser.add_argument("--scenarios", default="", help="--heldout: only these, by name")
     args = parser.parse_args()
+    if args.heldout:
+        _heldout(args.swarm_seeds, args.named_seeds, args.only, args.scenarios, args.timeout)
+        return
     modules = [name.strip() for name in args.modules.split(",") if name.strip()]
     for module in modules:
         if not (ROOT / "examples" / "kvstore" / f"{module}.py").exists():
@@ -147,6 +163,40 @@ def main() -> None:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         rows = _results(session)
     _report(rows, total, kept, wall, cpu, modules, args.sweep)
+
+
+def _heldout(swarm: int, named: int, only: str, scenarios: str, timeout: float) -> None:
+    """Sweep each held-out mutant and control in a process of its own; print the score."""
+    import json
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from mutants_heldout import CONTROLS, HELDOUT
+
+    chosen = [name for name in only.split(",") if name]
+    mutants = [m for m in HELDOUT + CONTROLS if not chosen or m.name in chosen]
+    print(f"budget: swarm {swarm} seeds, the other scenarios {named} each, first failure kills"
+          + (f" (only {scenarios})" if scenarios else ""))  # fmt: skip
+    results = {}
+    for mutant in mutants:
+        command = [sys.executable, str(ROOT / "bench" / "mutants_heldout.py"), mutant.name,
+                   str(swarm), str(named), scenarios]  # fmt: skip
+        try:
+            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                                  timeout=timeout, check=False)  # fmt: skip
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:  # undecided: counted as a survivor, said so
+            row = {"killed_by": None, "why": f"stopped after {timeout:.0f}s", "runs": 0, "cpu": 0}
+        except (IndexError, json.JSONDecodeError):
+            row = {"killed_by": "crashed", "why": done.stderr[-160:], "runs": 0, "cpu": 0}
+        results[mutant.name] = row
+        verdict = f"killed by {row['killed_by']}" if row["killed_by"] else "SURVIVED"
+        print(f"  {mutant.name}: {verdict} ({row['runs']} runs, {row['cpu']}s CPU)"
+              + (f": {row['why']}" if row.get("why") else ""), flush=True)  # fmt: skip
+    real = [m.name for m in mutants if m in HELDOUT]
+    killed = [name for name in real if results[name]["killed_by"]]
+    false_alarms = [m.name for m in mutants if m in CONTROLS and results[m.name]["killed_by"]]
+    print(f"held-out kill rate: {len(killed)}/{len(real)} ({len(killed) / max(1, len(real)):.0%})")
+    print(f"controls killed (false alarms): {len(false_alarms)} {false_alarms or ''}")
 
 
 def _report(

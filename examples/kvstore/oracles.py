@@ -16,7 +16,9 @@ Raft's claims about one instant:
 - a replica votes for one candidate per term, across its incarnations (and
   a restarted one still knows the vote it gave in its current term);
 - a replica's commit index never goes backwards within an incarnation;
-- every replica applies the same command at the same index;
+- every replica applies the same command at the same index, and its state
+  machine gives the same result there (a deterministic machine fed one log:
+  a difference is state that diverged, a dedup table lost on a restore);
 - a leader's match index for a follower never exceeds what the follower's
   log holds (the same entry, in the same term);
 - a leader commits an entry of its own term, held by a majority's logs
@@ -49,6 +51,7 @@ KEPT = "kvstore: what a replica acknowledged survives its restart"
 MAJORITY_VOTES = "kvstore: a leader of term T holds votes from a majority for T"
 MATCHED = "kvstore: a leader's match index never exceeds what the follower's log holds"
 COMMIT_QUORUM = "kvstore: a leader commits an entry of its term that a majority's logs hold"
+SAME_RESULT = "kvstore: every replica's state machine gives the same result at an index"
 CLIENT_OK = "kvstore: every operation acknowledged ok was applied as that request"
 PRUNE_AT = 128  # acknowledged points kept per replica before those under its snapshot go
 
@@ -72,6 +75,7 @@ class Oracle:
         self.votes: dict[tuple[str, int], str] = {}
         self.commits: dict[str, int] = {}
         self.entries: dict[int, tuple[int, dict[str, Any]]] = {}
+        self.results: dict[int, Any] = {}  # the first replica's result of each index
         self.max_commit = 0
         self.replicas: dict[str, Replica] = {}  # the live incarnation of each
         # What each replica promised: its term, and (index, term) points of its
@@ -82,6 +86,9 @@ class Oracle:
         self.damage_seen: dict[str, int] = {}
         self.restarts_checked = 0  # restarts held to their promises (for tests)
         self.reported: set[str] = set()  # hot checks already reported as held (`_passed`)
+        # Called with (name, term) when a replica becomes leader, after the checks:
+        # a scenario's hook to crash new leaders at chosen moments.
+        self.on_leader: list[Callable[[str, int], None]] = []
 
     def _excused(self, name: str) -> bool:
         """Did node `name`'s disk damage data since the replica last started?"""
@@ -205,6 +212,8 @@ class Oracle:
             voters=",".join(voters),
             quorum=replica.quorum,
         )
+        for hook in self.on_leader:
+            hook(name, term)
 
     # -- replication ----------------------------------------------------------
 
@@ -274,12 +283,15 @@ class Oracle:
             quorum=leader.quorum,
         )
 
-    def applied(self, name: str, index: int, term: int, command: dict[str, Any]) -> None:
+    def applied(
+        self, name: str, index: int, term: int, command: dict[str, Any], result: Any
+    ) -> None:
         # Compared as values (commands are never changed once logged); rendered
         # only when they differ, since this runs for every entry on every replica.
         first = self.entries.setdefault(index, (term, command))
         if first == (term, command):
             always(True, SAME_ENTRY)
+            self._same_result(name, index, result)
             return
         always(
             False,
@@ -288,6 +300,23 @@ class Oracle:
             index=index,
             first=f"term {first[0]}: {json.dumps(first[1], sort_keys=True)[:80]}",
             now=f"term {term}: {json.dumps(command, sort_keys=True)[:80]}",
+        )
+
+    def _same_result(self, name: str, index: int, result: Any) -> None:
+        """The state machine is deterministic: the same log gives every replica the same
+        result at each index (a dedup table, a version or a value that differs shows
+        state that diverged: lost on a restore, say)."""
+        first = self.results.setdefault(index, result)
+        if first == result:
+            self._passed(SAME_RESULT)
+            return
+        always(
+            False,
+            SAME_RESULT,
+            node=name,
+            index=index,
+            first=json.dumps(first, sort_keys=True)[:120],
+            now=json.dumps(result, sort_keys=True)[:120],
         )
 
     # -- clients ----------------------------------------------------------------

@@ -16,10 +16,18 @@ index, and then votes only in later terms, so a forgotten vote or a lost
 entry cannot elect a second leader or lose a committed write. A replica that
 lost records in the middle of its log but salvaged the ones after them still
 knows its last entry, which is all Raft's vote rule compares: it votes (for
-logs at least that complete) but does not campaign until a leader has
-refilled the hole; were it to abstain, two such replicas among three would
-wait for ever for a leader only their votes could elect. What it must
-remember of the damage is kept in its meta file, so a second crash cannot
+logs at least that complete) but does not campaign until its hole is
+refilled; were it to abstain, two such replicas among three would wait for
+ever for a leader only their votes could elect. A leader refills it, or,
+with none, a peer: Raft's log matching says a peer's log that holds one of
+the records salvaged after the hole (or the last entry) and this log's
+last intact entry holds the lost ones between them, so the replica asks
+its peers (`refill`) and takes their entries once they restore its log to
+the last entry it knew. Without that, a replica whose hole held the only
+copies of its last entries, with the other peers one behind it and one
+damaged, could neither campaign nor vote for anyone who could (a 3.12
+seed of the damaged-logs test). What it must remember of the damage (the
+salvaged records too) is kept in its meta file, so a second crash cannot
 make it forget.
 
 Also beyond the paper, PreVote and leader stickiness (Ongaro's thesis, 9.6):
@@ -52,6 +60,7 @@ from seedbed import always, buggify, reachable, sometimes
 log = logging.getLogger("kvstore.raft")
 
 BATCH = 64  # entries per append message
+REFILL_LIMIT = 8 * BATCH  # entries per refill reply (a hole and what follows it)
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,9 @@ class Observer(Protocol):
     def truncated(self, name: str, index: int) -> None: ...
     def matched(self, name: str, term: int, peer: str, match: int) -> None: ...
     def committed(self, name: str, index: int) -> None: ...
-    def applied(self, name: str, index: int, term: int, command: Command) -> None: ...
+    def applied(
+        self, name: str, index: int, term: int, command: Command, result: Result
+    ) -> None: ...
 
 
 class Restart(Exception):
@@ -120,6 +131,7 @@ class Replica:
         self.damaged = False
         self.vote_floor = 0  # grant votes only in terms above this (damaged replicas)
         self.bound = (0, 0)  # (term, index): vote only for logs this complete (lost records)
+        self.salvaged: list[Entry] = []  # records found after the hole (see `_on_refill_reply`)
         self.votes: list[str] = []
         self.prevotes: list[str] = []  # as a pre-candidate: who would vote for us next term
         self.heard = float("-inf")  # when a leader last spoke to this follower
@@ -149,7 +161,7 @@ class Replica:
     def _resume(self, recovered: Recovered) -> None:
         self.term, self.vote = recovered.term, recovered.vote
         self.damaged, self.vote_floor = recovered.damaged, recovered.vote_floor
-        self.bound = recovered.bound
+        self.bound, self.salvaged = recovered.bound, recovered.salvaged
         self.term = max(self.term, self.bound[0])
         if recovered.snapshot is not None:
             self.snapshot = recovered.snapshot
@@ -215,10 +227,20 @@ class Replica:
                     self._request_prevote(peer)
         elif asyncio.get_running_loop().time() >= self.deadline and self._eligible():
             await self._start_prevote()
+        elif asyncio.get_running_loop().time() >= self.deadline and self._holed():
+            for peer in self.others:  # no leader to refill the hole: ask the peers
+                self._send(peer, "refill", **self._log_end(), end=self.bound[1])
 
     def _eligible(self) -> bool:
         """May this replica lead? Not while records it may have acknowledged are missing."""
-        return not self.damaged and (self.log.last_term, self.log.last_index) >= self.bound
+        return not self.damaged and not self._holed()
+
+    def _holed(self) -> bool:
+        """Did this log lose records that it knew came before its `bound`?"""
+        return (self.log.last_term, self.log.last_index) < self.bound
+
+    def _log_end(self) -> dict[str, int]:
+        return {"last_index": self.log.last_index, "last_term": self.log.last_term}
 
     def status(self) -> dict[str, Any]:
         """Role, term, leader and log positions: what an operator (or a test) asks."""
@@ -258,9 +280,17 @@ class Replica:
         await handler(self, message)
 
     async def _persist_meta(self) -> None:
-        bound = self.bound if self.bound > (self.log.last_term, self.log.last_index) else (0, 0)
+        if not self._holed():  # met (or a newer leader's entries passed it): done with
+            self.bound, self.salvaged = (0, 0), []
+        last = self.log.last_index
+        self.salvaged = [entry for entry in self.salvaged if entry["index"] > last]
         await self.storage.save_meta(
-            self.term, self.vote, damaged=self.damaged, vote_floor=self.vote_floor, bound=bound
+            self.term,
+            self.vote,
+            damaged=self.damaged,
+            vote_floor=self.vote_floor,
+            bound=self.bound,
+            salvaged=self.salvaged,
         )
 
     async def _become_follower(self, term: int, leader: str | None) -> None:
@@ -546,6 +576,44 @@ class Replica:
             self.observer.acknowledged(self.name, self.term, index, snapshot["term"])
         self._send(message["from"], "append_reply", success=True, hint=0, match=index)
 
+    # -- refilling a hole without a leader -------------------------------------
+
+    async def _on_refill(self, message: dict[str, Any]) -> None:
+        """A holed peer asks for our entries after its last intact one, up to `end`."""
+        prev = message["last_index"]
+        if prev < self.log.snap_index or self.log.term_at(prev) != message["last_term"]:
+            return  # our log does not match the peer's up to there: nothing it can use
+        count = min(message["end"], self.log.last_index, prev + REFILL_LIMIT) - prev
+        if count > 0:
+            entries = self.log.slice(prev + 1, count)
+            self._send(message["from"], "refill_reply", **message_end(message), entries=entries)
+
+    async def _on_refill_reply(self, message: dict[str, Any]) -> None:
+        """Refill the hole from a peer's entries, if they restore the log to `bound`.
+
+        The peer's log matched ours at our last intact entry (it checked); where it
+        also holds one of the records salvaged after the hole (same index and term),
+        Raft's log matching makes its entries in between the ones we lost. Our log
+        becomes the peer's entries up to that record, then the salvaged records
+        after it, and is taken only if that reaches the bound entry exactly
+        (anything less would leave the replica as unable to campaign as before).
+        """
+        if not self._holed() or message["last_index"] != self.log.last_index:
+            return
+        if message["last_term"] != self.log.last_term:
+            return
+        refilled = _refilled(message["entries"], self.salvaged, self.log.last_index, self.bound)
+        if not refilled:
+            return
+        for entry in refilled:
+            self.log.append(entry)
+        await self._store(refilled)
+        await self._persist_meta()  # the bound is met: a crash now must not bring it back
+        reachable("kvstore: a replica refilled the hole in its log from a peer")
+        log.info(
+            "%s: refilled its log to %d from %s", self.name, self.log.last_index, message["from"]
+        )
+
     # -- commit and apply -----------------------------------------------------
 
     async def _commit_to(self, index: int) -> None:
@@ -555,7 +623,7 @@ class Replica:
             entry = self.log.entry(applied)
             result = self.machine.apply(applied, entry["cmd"])
             if self.observer is not None:
-                self.observer.applied(self.name, applied, entry["term"], entry["cmd"])
+                self.observer.applied(self.name, applied, entry["term"], entry["cmd"], result)
             self._resolve(applied, entry["term"], result)
         self.commit = index
         if self.observer is not None:
@@ -594,6 +662,40 @@ class Replica:
         self.links[peer].send({"type": kind, "from": self.name, "term": self.term, **fields})
 
 
+def message_end(message: dict[str, Any]) -> dict[str, int]:
+    """The `last_index` and `last_term` a refill request named, for its reply."""
+    return {"last_index": message["last_index"], "last_term": message["last_term"]}
+
+
+def _refilled(
+    offered: list[Entry], salvaged: list[Entry], last: int, bound: tuple[int, int]
+) -> list[Entry]:
+    """The entries after `last` that restore a holed log to `bound`, or [] if none do.
+
+    `offered` are a peer's entries from `last + 1` on (its log matched ours at
+    `last`). The peer's entry that matches a salvaged record (or the bound
+    entry) with the highest index anchors the refill; the salvaged records
+    after it must follow on, one index after another with terms never going
+    down (a Raft log's shape), up to the bound entry.
+    """
+    known = {(entry["index"], entry["term"]) for entry in salvaged}
+    known.add((bound[1], bound[0]))
+    anchor = None
+    for position, entry in enumerate(offered):
+        if entry.get("index") != last + 1 + position:
+            return []  # not the run of entries after ours that the peer owes
+        if (entry["index"], entry["term"]) in known:
+            anchor = position
+    if anchor is None:
+        return []
+    refilled = list(offered[: anchor + 1])
+    for entry in salvaged:
+        if entry["index"] == refilled[-1]["index"] + 1 and entry["term"] >= refilled[-1]["term"]:
+            refilled.append(entry)
+    ending = (refilled[-1]["term"], refilled[-1]["index"])
+    return refilled if ending == bound else []
+
+
 _HANDLERS = {
     "vote": Replica._on_vote,
     "vote_reply": Replica._on_vote_reply,
@@ -602,4 +704,6 @@ _HANDLERS = {
     "append": Replica._on_append,
     "append_reply": Replica._on_append_reply,
     "snapshot": Replica._on_snapshot,
+    "refill": Replica._on_refill,
+    "refill_reply": Replica._on_refill_reply,
 }

@@ -11,7 +11,8 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
 - continuous, inside the replicas' and clients' reports (`oracles.Oracle`,
   with `seedbed.always`): at most one leader per term, holding a majority's
   votes; one vote per replica and term; no replica's commit index going
-  backwards; every replica applying the same entry at each index; a
+  backwards; every replica applying the same entry at each index, with
+  the same result; a
   leader's match index within what the follower holds; commits of the
   leader's term held by a majority; what a replica acknowledged surviving
   its restart; every ok answer naming where its request was applied;
@@ -24,17 +25,25 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
 - at the end (`consistent`): the single-key history is linearizable
   (`seedbed.check`), and the transactions are serializable, by inference
   and in the log's order (`workload`'s model).
+
+Pressure beyond the fault classes: `stale_leader` cuts the leader off for
+4 s (a follower far behind, with a stale tail, then healed);
+`leader_crashes` crashes new leaders just before or after one of their
+first sends or fsyncs (a no-op that reached some followers only), with a
+snapshot every 8 entries so that catching up crosses snapshot boundaries.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import dataclass
 from typing import Any
 
 import seedbed
 from examples.kvstore import bugs
 from examples.kvstore.cluster import Cluster
+from examples.kvstore.raft import Timing
 from examples.kvstore.workload import Workload
 from seedbed import DiskConfig, FaultProfile, NetworkConfig, Scenario, always, reachable
 
@@ -72,6 +81,12 @@ class Plan:
     # from its peers (clients still reach it, so it appends what it cannot
     # commit), and heal at `to`: a follower far behind, with a stale tail.
     isolate_leader: tuple[float, float] | None = None
+    # The chance that a newly elected leader (while the workload runs) crashes
+    # just before or after one of its next few sends or fsyncs: its no-op
+    # reaches some followers and not others (Raft's Figure 8), or it dies with
+    # an entry durable but unsent.
+    crash_new_leaders: float = 0.0
+    snapshot_every: int = Timing().snapshot_every  # applied entries between snapshots
 
 
 class KVWorld:
@@ -87,7 +102,8 @@ class KVWorld:
     def setup(self, sim: seedbed.Simulation) -> None:
         bugs.plant_for_runs(self.bug)
         replicas = sim.params.choice("replicas", [3, 5])
-        self.cluster = Cluster(sim, tuple(f"n{number + 1}" for number in range(replicas)))
+        names = tuple(f"n{number + 1}" for number in range(replicas))
+        self.cluster = Cluster(sim, names, Timing(snapshot_every=self.plan.snapshot_every))
         self.workload = Workload(
             self.cluster.peers,
             self.plan.workload_time,
@@ -100,6 +116,8 @@ class KVWorld:
             sim.client(f"c{number + 1}", self.workload.runner("single_key", f"c{number + 1}"))
         for number in range(self.plan.txn_clients):
             sim.client(f"t{number + 1}", self.workload.runner("transactions", f"t{number + 1}"))
+        if self.plan.crash_new_leaders:
+            self.cluster.oracle.on_leader.append(lambda name, term: self._crash_soon(sim, name))
         if self.plan.isolate_leader is not None:
             cut, heal = self.plan.isolate_leader
             sim.at(cut, lambda: self._isolate_leader(sim))
@@ -119,6 +137,24 @@ class KVWorld:
             sim.at(later, lambda: sim.crash(leaders[0]) and sim.restart(leaders[0]))
         elif sim.loop.time() + LOOK_AGAIN < self.plan.isolate_leader[1]:
             sim.at(sim.loop.time() + LOOK_AGAIN, lambda: self._isolate_leader(sim))
+
+    def _crash_soon(self, sim: seedbed.Simulation, name: str) -> None:
+        """Maybe arm new leader `name` to crash at one of its next operations."""
+        now = sim.loop.time()
+        if now >= self.plan.workload_time or random.random() >= self.plan.crash_new_leaders:
+            return
+        operation = random.choice(("send", "send", "fsync"))
+        after = random.random() < 0.5
+        if sim.crash_at_operation(name, operation, after=after, count=random.randint(1, 6)):
+            reachable("kvstore: a new leader was armed to crash at a chosen moment")
+            sim.at(now + LEADER_DOWN, lambda: self._disarm_and_restart(sim, name))
+
+    @staticmethod
+    def _disarm_and_restart(sim: seedbed.Simulation, name: str) -> None:
+        """Take back a crash that has not fired; start the node again if one did."""
+        sim.disarm_operation(name)
+        if sim.restart(name):
+            reachable("kvstore: a new leader crashed at a chosen moment and was restarted")
 
     def settled(self) -> bool:
         """Liveness: one leader, followed by every replica, all at one commit index."""
@@ -216,11 +252,18 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
         FaultProfile(bounce_per_second=0.3, operation_crash_per_second=0.2, buggify=True),
         {},
     ),
+    # New leaders crash at chosen moments (see `Plan.crash_new_leaders`), over
+    # wide-area hops so that a no-op's way to each follower takes long enough
+    # for the crash to split them.
+    "leader_crashes": (FaultProfile(bounce_per_second=0.1), {"network": WAN}),
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
 RESTART_AFTER_HEAL = 1.2  # seconds after the heal at which the cut-off replica restarts
 STALE_LEADER = Plan(workload_time=8.0, isolate_leader=(1.0, 5.0))
+LEADER_CRASHES = Plan(workload_time=8.0, crash_new_leaders=0.8, snapshot_every=8)
+LEADER_DOWN = 0.6  # seconds after its election: an armed crash not yet fired is taken back,
+# and a leader it crashed is started again
 
 
 def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
@@ -229,7 +272,12 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
     With `bug`, the scenario is named `bug_<bug>` and plants that bug in its runs.
     """
     faults, world = PRESSURE[name]
-    default = {"contention": CONTENTION, "stale_leader": STALE_LEADER}.get(name, Plan())
+    plans = {
+        "contention": CONTENTION,
+        "stale_leader": STALE_LEADER,
+        "leader_crashes": LEADER_CRASHES,
+    }
+    default = plans.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
     return scenario(title, faults, plan or default, bug, **world)
 
@@ -243,6 +291,7 @@ client_crash = make("client_crash")
 disk_faults = make("disk_faults")
 swarm = make("swarm")
 stale_leader = make("stale_leader")
+leader_crashes = make("leader_crashes")
 
 SCENARIOS = (
     happy_path,
@@ -254,6 +303,7 @@ SCENARIOS = (
     disk_faults,
     swarm,
     stale_leader,
+    leader_crashes,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

@@ -28,6 +28,8 @@ PEER_MESSAGES: dict[str, tuple[str, ...]] = {  # each peer message's required fi
     "append": ("prev_index", "prev_term", "entries", "commit"),
     "append_reply": ("success", "hint", "match"),
     "snapshot": ("snapshot",),
+    "refill": ("last_index", "last_term", "end"),
+    "refill_reply": ("last_index", "last_term", "entries"),
 }
 REQUEST_TIMEOUT = 2.0  # a request not applied by then is answered "timeout"
 RESTART_DELAY = 0.5  # after a disk failure, before reading the disk again

@@ -53,6 +53,11 @@ class Recovered:
     # (term, index) of the last entry the log held when records in the middle
     # were lost: the replica votes only for logs at least this complete.
     bound: tuple[int, int] = (0, 0)
+    # The intact records found after the lost ones (kept in `meta` while the
+    # bound stands): where a peer's log matches one of them, that peer's
+    # entries before it are the lost ones (Raft's log matching), so the hole
+    # can be refilled without a leader (see `raft.Replica._on_refill_reply`).
+    salvaged: list[Entry] = field(default_factory=list)
 
 
 class Storage:
@@ -81,6 +86,8 @@ class Storage:
             self._salvage(recovered, data, end, len(records))
         entries = _contiguous(records, base)
         self._first = entries[0]["index"] if entries else base + 1
+        end = entries[-1]["index"] if entries else base
+        recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > end]
         if meta is not None or recovered.damaged or recovered.bound > (0, 0):
             # Durable again (see the fault model above), and before the damaged
             # records are dropped below: a second crash must not forget the damage.
@@ -90,6 +97,7 @@ class Storage:
                 damaged=recovered.damaged,
                 vote_floor=recovered.vote_floor,
                 bound=recovered.bound,
+                salvaged=recovered.salvaged,
             )
         if recovered.snapshot is not None:
             await self._replace("snapshot", recovered.snapshot)
@@ -138,13 +146,10 @@ class Storage:
         rest would look the same: the store cannot tell them apart, and its
         oracles would report a write lost that way.
         """
-        positions = [
-            (record["term"], record["index"])
-            for record in frames.salvage_records(data, damage)
-            if isinstance(record.get("term"), int) and isinstance(record.get("index"), int)
-        ]
-        if positions:
-            recovered.bound = max(recovered.bound, *positions)
+        found = [record for record in frames.salvage_records(data, damage) if _is_entry(record)]
+        if found:
+            recovered.bound = max(recovered.bound, *((e["term"], e["index"]) for e in found))
+            recovered.salvaged = _by_index([*recovered.salvaged, *found])
             reachable("kvstore: the records after a damaged one were salvaged")
             log.warning(
                 "%s: log damaged after %d records; its last entry (term %d, index %d) survives",
@@ -193,12 +198,16 @@ class Storage:
         damaged: bool = False,
         vote_floor: int = 0,
         bound: tuple[int, int] = (0, 0),
+        salvaged: list[Entry] | None = None,
     ) -> None:
-        """Make `{term, vote}` (and what the replica must remember of past damage)
-        durable before the replica acts on it."""
+        """Make `{term, vote}` (and what the replica must remember of past damage:
+        the records salvaged after a hole too, while its bound stands) durable
+        before the replica acts on it."""
         record: dict[str, Any] = {"term": term, "vote": vote}
         if damaged or vote_floor or bound > (0, 0):
             record.update(damaged=damaged, vote_floor=vote_floor, bound=list(bound))
+        if bound > (0, 0) and salvaged:
+            record["salvaged"] = salvaged
         await self._replace("meta", record)
 
     async def save_snapshot(self, snapshot: dict[str, Any], entries: list[Entry]) -> None:
@@ -275,6 +284,24 @@ def _resume_meta(recovered: Recovered, meta: dict[str, Any]) -> None:
         recovered.vote_floor = floor
     if isinstance(bound, list) and len(bound) == 2 and all(isinstance(x, int) for x in bound):
         recovered.bound = (bound[0], bound[1])
+    salvaged = meta.get("salvaged")
+    if isinstance(salvaged, list):
+        recovered.salvaged = [entry for entry in salvaged if _is_entry(entry)]
+
+
+def _is_entry(record: Any) -> bool:
+    """Does `record` look like a log entry (what a salvaged or stored record must be)?"""
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("index"), int)
+        and isinstance(record.get("term"), int)
+        and "cmd" in record
+    )
+
+
+def _by_index(entries: list[Entry]) -> list[Entry]:
+    """One entry per index (the later one listed wins), in index order."""
+    return sorted({entry["index"]: entry for entry in entries}.values(), key=lambda e: e["index"])
 
 
 def _contiguous(records: list[Entry], base: int) -> list[Entry]:

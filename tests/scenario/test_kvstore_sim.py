@@ -47,6 +47,19 @@ def test_a_run_is_a_function_of_its_seed() -> None:
     assert first.values == second.values
 
 
+def test_new_leaders_crash_at_chosen_moments_and_the_store_settles() -> None:
+    # leader_crashes arms a new leader to crash at one of its first sends or
+    # fsyncs; it must fire (a crash the run never sees tests nothing) and the
+    # store must still pass.
+    crashed = 0
+    for seed in range(3):
+        result = scenarios.leader_crashes.run(seed)
+        assert sum(result.values.values()) >= scenarios.LEADER_CRASHES.min_ok
+        crashed += result.assertions.get(LEADER_CRASHED, {}).get("true", 0)
+    assert crashed >= 1
+
+
+LEADER_CRASHED = "kvstore: a new leader crashed at a chosen moment and was restarted"
 SALVAGED = "kvstore: the records after a damaged one were salvaged"
 DAMAGED_SEEDS, SEED_LIMIT = 2, 30
 # disk_faults' pressure with ten times its misdirected writes: a log loses a
