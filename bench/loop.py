@@ -62,6 +62,7 @@ from _minimal_loop import MinimalLoop
 SCRIPT = Path(__file__).resolve()
 LOOPS = ("asyncio", "seedbed")
 FLOOR = "minimal"  # bench/_minimal_loop.py: measured on the varied sleeps only
+PLAIN = "seedbed-plain"  # seedbed with exploration off (`--instructions` only)
 ALL_LOOPS = (*LOOPS, FLOOR)
 SEED = 1
 CHAINS_MANY = 100
@@ -117,6 +118,8 @@ def make_loop(name: str) -> asyncio.AbstractEventLoop:
         return MinimalLoop()
     import seedbed  # imported only for seedbed runs: the asyncio runs stay untouched
 
+    if name == PLAIN:  # exploration off: what the defaults' exploration costs
+        return seedbed.new_event_loop(seed=SEED, explore_tasks=False, clock_resolution=0)
     return seedbed.new_event_loop(seed=SEED)
 
 
@@ -404,15 +407,18 @@ def report_instructions() -> None:
     the default loop would spend waiting) the minimal virtual-time loop.
     """
     print(f"python {platform.python_version()}, instructions per unit (callgrind)")
-    rows = [("workload", "unit", "baseline", "baseline", "seedbed", "ratio", "target")]
+    rows = [("workload", "unit", "baseline", "baseline", "seedbed", "ratio", "target",
+             "exploration off", "defaults cost")]  # fmt: skip
     for w in WORKLOADS:
         print(f"counting {w.key}", file=sys.stderr)
         baseline = "asyncio" if w.on_asyncio else FLOOR
         base = instructions_per_unit(w.key, baseline)
         ours = instructions_per_unit(w.key, "seedbed")
+        plain = instructions_per_unit(w.key, PLAIN)
         target = w.target_text() if w.on_asyncio else "-"
         rows.append((w.label, f"instructions/{w.unit.split('/')[0].rstrip('s')}", baseline,
-                     f"{base:,.0f}", f"{ours:,.0f}", f"{base / ours:.2f}x", target))  # fmt: skip
+                     f"{base:,.0f}", f"{ours:,.0f}", f"{base / ours:.2f}x", target,
+                     f"{plain:,.0f}", f"{ours / plain - 1:+.1%}"))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
@@ -443,8 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.one:
         key, loop_name = args.one
-        if key not in BY_KEY or loop_name not in ALL_LOOPS:
-            parser.error(f"--one wants one of {sorted(BY_KEY)} and one of {ALL_LOOPS}")
+        if key not in BY_KEY or loop_name not in (*ALL_LOOPS, PLAIN):
+            parser.error(f"--one wants one of {sorted(BY_KEY)} and one of {(*ALL_LOOPS, PLAIN)}")
         size = parse_size(args.size) if args.size else QUICK if args.quick else FULL
         print(measure(key, loop_name, size))
         return 0

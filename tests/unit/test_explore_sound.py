@@ -158,3 +158,45 @@ def test_the_trace_header_records_the_default_exploration(tmp_path: Path) -> Non
     seedbed.run(main, seed=3, trace=path, explore_tasks=False, clock_resolution=0)
     options = json.loads(path.read_text().splitlines()[0])["options"]
     assert options["explore_tasks"] is False and options["clock_resolution"] == 0
+
+
+def _yielders_order(count: int) -> object:
+    """A program whose `count` tasks yield together, then record who ran first."""
+
+    async def main() -> tuple[int, ...]:
+        ran: list[int] = []
+
+        async def yielder(number: int) -> None:
+            await asyncio.sleep(0)  # every task is ready again, each from its own step
+            ran.append(number)
+
+        await asyncio.gather(*(yielder(number) for number in range(count)))
+        return tuple(ran)
+
+    return main
+
+
+def test_a_large_batch_of_yielders_puts_any_pair_either_way_and_any_three_in_six_orders() -> None:
+    # 40 steps ready together take the large-batch order (a turn, a reversal
+    # and one shuffled window): cheaper than a uniform permutation, and still
+    # every pair comes both ways and any three in all six orders.
+    orders = every_seed(_yielders_order(40))
+    assert all(sorted(order) == list(range(40)) for order in orders)  # type: ignore[arg-type]
+    for a, b in ((0, 1), (0, 39), (12, 27)):
+        firsts = {order.index(a) < order.index(b) for order in orders}  # type: ignore[attr-defined]
+        assert firsts == {True, False}, (a, b)
+    triple = {tuple(sorted((0, 20, 39), key=order.index)) for order in orders}  # type: ignore[attr-defined]
+    assert len(triple) == 6
+
+
+def test_a_large_batch_keeps_the_start_order_of_tasks_one_gather_created() -> None:
+    async def main() -> tuple[int, ...]:
+        started: list[int] = []
+
+        async def starter(number: int) -> None:
+            started.append(number)  # each task's first step: all from the gather's one step
+
+        await asyncio.gather(*(starter(number) for number in range(40)))
+        return tuple(started)
+
+    assert every_seed(main) == {tuple(range(40))}

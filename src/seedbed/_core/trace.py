@@ -41,12 +41,19 @@ _BIG_TAG = 0x5EED_0003
 _string_words: dict[str, int] = {}
 
 
+# How many strings' words are kept: the labels and names a run repeats are a
+# few hundred, but drawn values ("3,0,2,1" orders) come in too many kinds to
+# keep for a sweep worker's life. Past this, new strings are hashed each time.
+_KEPT_WORDS = 50_000
+
+
 def _string_word(text: str) -> int:
     word = _string_words.get(text)
     if word is None:
         digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
         word = int.from_bytes(digest, "little")
-        _string_words[text] = word
+        if len(_string_words) < _KEPT_WORDS:
+            _string_words[text] = word
     return word
 
 

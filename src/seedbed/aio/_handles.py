@@ -65,6 +65,7 @@ class SimTimerHandle(asyncio.TimerHandle):
     __slots__ = ("when_ns",)
     _source_traceback = None  # debug-only fields: class defaults, as in SimHandle
     _repr = None
+    cause = -1  # a timer's callback has no scheduling callback in its batch (see _explore)
 
     def __init__(
         self,

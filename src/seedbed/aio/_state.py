@@ -151,6 +151,7 @@ class LoopState:
         "entropy",
         "failure",
         "halt",
+        "in_context",
         "lane_var",
         "last_sleep_step",
         "parked",
@@ -186,6 +187,9 @@ class LoopState:
             self.pct = Pct(self.entropy.stream("pct"), config.pct_depth, config.pct_steps)
         self.clock = VirtualClock()
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
+        # Callbacks `call_soon` queued with a context (every task step has
+        # one) since a batch was last looked at for task-order exploration.
+        self.in_context = 0
         self.timers: list[tuple[int, int, SimTimerHandle]] = []
         self.cancelled_timers = 0
         self.parked: list[tuple[str, asyncio.Future[None]]] = []

@@ -352,7 +352,12 @@ class SeedbedLoop(TaskWatch):
                     self._end_drive()
                     break
             elif n:
-                if explore and n > 1:
+                # Task steps come with a context (call_soon(step, context=...)):
+                # fewer than two such callbacks queued since the last batch
+                # that looked means no two steps to order. A lane's batch
+                # does not know the world's count.
+                if explore and n > 1 and (st.in_context > 1 or router is not None):
+                    st.in_context = 0
                     reorder_task_steps(queue, n, st.sched, st.pct)
                 start = st.cost_position
                 end = start + n
@@ -630,8 +635,12 @@ class SeedbedLoop(TaskWatch):
         handle._args = args
         handle._cancelled = False
         handle._loop = self
-        handle._context = context if context is not None else contextvars.copy_context()
         st = self._st
+        if context is None:  # user code's call_soon: a plain callback
+            handle._context = contextvars.copy_context()
+        else:  # a task's step or wakeup, or a future's done callback
+            handle._context = context
+            st.in_context += 1  # counted for the reorder's skip (see _drive_with)
         handle.cause = st.steps  # the callback running now scheduled it (see _explore)
         st.ready.append(handle)
         return handle
