@@ -22,7 +22,9 @@ Raft's claims about one instant:
 - a leader's match index for a follower never exceeds what the follower's
   log holds (the same entry, in the same term);
 - a leader commits an entry of its own term, held by a majority's logs
-  (older entries commit only beneath it: Raft's Figure 8).
+  (older entries commit only beneath it: Raft's Figure 8);
+- a snapshot (taken, installed, or recovered at a restart) records the term
+  of the entry committed at its index: the term log matching compares there.
 
 Promises that must outlive a crash:
 
