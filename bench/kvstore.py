@@ -121,6 +121,9 @@ class OriginalFour(oracles.Oracle):
     def client_ok(self, command: dict[str, Any], result: Any) -> None:
         pass
 
+    def snapshotted(self, name: str, index: int, term: int) -> None:
+        pass
+
     def voted(self, name: str, term: int, candidate: str) -> None:
         first = self.votes.setdefault((name, term), candidate)
         always(first == candidate, "kvstore: a replica votes for one candidate per term")

@@ -22,7 +22,9 @@ Raft's claims about one instant:
 - a leader's match index for a follower never exceeds what the follower's
   log holds (the same entry, in the same term);
 - a leader commits an entry of its own term, held by a majority's logs
-  (older entries commit only beneath it: Raft's Figure 8).
+  (older entries commit only beneath it: Raft's Figure 8);
+- a snapshot (taken, installed, or recovered at a restart) records the term
+  of the entry committed at its index: the term log matching compares there.
 
 Promises that must outlive a crash:
 
@@ -53,6 +55,7 @@ MATCHED = "kvstore: a leader's match index never exceeds what the follower's log
 COMMIT_QUORUM = "kvstore: a leader commits an entry of its term that a majority's logs hold"
 SAME_RESULT = "kvstore: every replica's state machine gives the same result at an index"
 CLIENT_OK = "kvstore: every operation acknowledged ok was applied as that request"
+SNAPSHOT_TERM = "kvstore: a snapshot's term is that of the committed entry it ends at"
 PRUNE_AT = 128  # acknowledged points kept per replica before those under its snapshot go
 
 
@@ -144,6 +147,8 @@ class Oracle:
                     now=f"term {log.term_at(index)} (log {log.snap_index + 1}..{log.last_index})",
                 )
         always(True, KEPT)
+        if log.snap_index:  # the snapshot it recovered: its term as committed (see `snapshotted`)
+            self.snapshotted(name, log.snap_index, log.snap_term)
         self.acked[name] = [point for point in points if point[0] > log.snap_index]
 
     def _forgive(self, replica: Replica) -> None:
@@ -282,6 +287,18 @@ class Oracle:
             holders=holders,
             quorum=leader.quorum,
         )
+
+    def snapshotted(self, name: str, index: int, term: int) -> None:
+        """Replica `name` holds a snapshot ending at `index` in `term` (taken or installed).
+
+        The term is what Raft's log matching compares at the snapshot's end (a
+        follower's prev_term check, a voter's last_term once the log is empty), so
+        it must be the term of the entry committed there, not of any other."""
+        first = self.entries.get(index)
+        if first is None or first[0] == term:
+            self._passed(SNAPSHOT_TERM)
+            return
+        always(False, SNAPSHOT_TERM, node=name, index=index, term=term, committed_term=first[0])
 
     def applied(
         self, name: str, index: int, term: int, command: dict[str, Any], result: Any

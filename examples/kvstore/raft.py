@@ -83,6 +83,7 @@ class Observer(Protocol):
     def truncated(self, name: str, index: int) -> None: ...
     def matched(self, name: str, term: int, peer: str, match: int) -> None: ...
     def committed(self, name: str, index: int) -> None: ...
+    def snapshotted(self, name: str, index: int, term: int) -> None: ...
     def applied(
         self, name: str, index: int, term: int, command: Command, result: Result
     ) -> None: ...
@@ -572,6 +573,7 @@ class Replica:
             reachable("kvstore: a snapshot was installed from the leader")
             if self.observer is not None:
                 self.observer.committed(self.name, index)
+                self.observer.snapshotted(self.name, index, snapshot["term"])
         if self.observer is not None:
             self.observer.acknowledged(self.name, self.term, index, snapshot["term"])
         self._send(message["from"], "append_reply", success=True, hint=0, match=index)
@@ -652,7 +654,12 @@ class Replica:
         assert term is not None
         state = json.loads(json.dumps(self.machine.snapshot()))  # a copy, frozen now
         self.snapshot = {"index": self.commit, "term": term, "state": state}
+        # How often the snapshots' edge cases arise (see docs/how-to/store-oracles.md):
+        sometimes(self.log.last_term != term, "kvstore: a snapshot ended before a newer term")
+        sometimes(self.commit == self.log.last_index, "kvstore: a snapshot covered the whole log")
         self.log.compact(self.commit, term)
+        if self.observer is not None:
+            self.observer.snapshotted(self.name, self.commit, term)
         await self.storage.save_snapshot(self.snapshot, list(self.log.entries))
         reachable("kvstore: a snapshot was taken and the log truncated")
 

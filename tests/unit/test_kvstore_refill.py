@@ -133,3 +133,18 @@ def test_replicas_whose_state_machines_disagree_at_an_index_fail_the_run() -> No
     oracle.applied("n2", 7, 2, command, {"index": 5})
     with pytest.raises(AssertionError, match=SAME_RESULT):
         oracle.applied("n3", 7, 2, command, {"index": 7})  # applied again
+
+
+def test_a_snapshot_whose_term_is_not_its_last_entrys_fails_the_run() -> None:
+    # A snapshot's term is what log matching compares at its end: a follower's
+    # prev_term check there, a voter's last_term once the log is empty. Taken
+    # or installed, it must be the term of the entry committed at its index
+    # (not, say, the term of the log's last entry after a leader change).
+    from examples.kvstore.oracles import SNAPSHOT_TERM, Oracle
+
+    oracle = Oracle()
+    oracle.applied("n1", 4, 1, {"op": "noop"}, {"index": 4})
+    oracle.snapshotted("n1", 4, 1)  # the committed entry's term: held
+    oracle.snapshotted("n2", 9, 3)  # an index never applied: nothing to compare
+    with pytest.raises(AssertionError, match=SNAPSHOT_TERM):
+        oracle.snapshotted("n2", 4, 3)
