@@ -112,6 +112,43 @@ def test_a_local_cluster_runs_its_workers_in_the_sweep_and_writes_the_local_resu
     assert {r["worker"].split("://")[0] for r in records(results)[1:]} == {"inproc"}
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds workers in /proc")
+def test_ctrl_c_stops_a_local_cluster_sweep_without_waiting_for_its_batches(
+    tmp_path: Path,
+) -> None:
+    """`local:N`'s workers are threads of the sweep: a batch still running must stop
+    with it, not hold the exit until its last seed (batches of this sweep: 50 seeds)."""
+    # About a second a seed: a batch of 50 would hold the exit well past the timeout.
+    target = write_program(tmp_path, "for _ in range(20_000_000):\n    pass")
+    sweep = start("sweep", target, "--seeds", "400", "--out", str(tmp_path / "out"),
+                  "--scheduler", "local:2")  # fmt: skip
+    results = tmp_path / "out" / "results.jsonl"
+    try:
+        _wait(lambda: _seed_count(results) >= 2, "no 2 records from the cluster")
+        sweep.send_signal(signal.SIGINT)
+        stdout, stderr = sweep.communicate(timeout=45)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 130, (stdout, stderr)
+    assert "--resume" in stdout
+    assert _seed_count(results) < 100
+    assert not _seedbed_workers(target), "a seedbed worker outlived its sweep"
+
+
+def _seedbed_workers(target: str) -> list[int]:
+    """The seedbed worker processes still alive that run `target`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:  # not a process, or it ended
+            continue
+        if b"sweeps._worker" in command and target.encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
 def test_without_the_extra_the_sweep_says_which_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -86,6 +86,14 @@ def _distributed() -> Any:
 # -- the worker's side -------------------------------------------------------
 
 _local = threading.local()
+# Set when a sweep closes its `local:N` cluster: the cluster's worker threads are
+# this process's, so a batch still running must stop on its own (within the
+# pool's 0.25 s wake) or the sweep would wait for it to finish before exiting.
+_stopping = threading.Event()
+
+
+class _Stopped(Exception):
+    """Raised inside a batch's pool loop when its sweep is closing."""
 
 
 def _thread_pool(settings: dict[str, Any], seed_timeout: float, worker: str) -> WorkerPool:
@@ -139,8 +147,17 @@ def run_batch(settings: dict[str, Any], requests: list[Record], topic: str, seed
     worker = _distributed().get_worker()
     pool = _thread_pool(settings, seed_timeout, module)
     sender = _Sender(worker, topic)
+
+    def on_tick() -> None:
+        if _stopping.is_set():
+            raise _Stopped
+        sender.flush(False)
+
     try:
-        pool.run(iter(requests), sender.add, lambda: sender.flush(False))
+        pool.run(iter(requests), sender.add, on_tick)
+    except _Stopped:  # the sweep is closing: the seed in progress is not recorded
+        pool.close()
+        _local.key = _local.pool = None
     except UsageError as exc:  # sent as data: the client need not unpickle our class
         pool.close()
         _local.key = _local.pool = None
@@ -243,6 +260,7 @@ class DaskPool:
 
     def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float,
                  worker: str = _WORKER) -> None:  # fmt: skip
+        _stopping.clear()  # a sweep before this one in the process closed its cluster
         self._client, self._cluster = _connect(scheduler)
         self._settings = settings
         self._seed_timeout = seed_timeout
@@ -373,6 +391,8 @@ class DaskPool:
 
     def close(self) -> None:
         """Cancel what still runs; close the client and any cluster we started."""
+        if self._cluster is not None:
+            _stopping.set()  # our cluster's batches run in this process's threads
         try:
             self._client.unsubscribe_topic(self._topic)
             self._client.close()
