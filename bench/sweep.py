@@ -26,6 +26,15 @@ the end: other processes on the machine take cores from the workers, and the
 2-worker ratio shows it. It reports; it never gates.
 
     PYTHONHASHSEED=0 python bench/sweep.py [--seeds 200] [--rounds 3] [--json] [--no-dask]
+    PYTHONHASHSEED=0 python bench/sweep.py --versus-dask [--target examples.kvstore.scenarios:swarm]
+        [--seeds 16] [--rounds 3] [--dask-processes]
+
+`--versus-dask` runs only `--jobs 2` against Dask `local:2` (issue 30: at
+least 0.95x its seeds per second, at most 3 ms of CPU per seed outside the
+seeds), rounds interleaved; `--target` sweeps another target (the store's
+swarm for issue 30's figure); `--dask-processes` runs `local:2` as a cluster
+of worker processes, as before the workers became threads of the sweep.
+
     PYTHONHASHSEED=0 python bench/sweep.py --tiny [--seeds 300] [--rounds 5] [--instructions]
 
 `--tiny` measures instead what a `Scenario` costs per seed over the bare loop
@@ -51,6 +60,7 @@ from typing import Any
 import _sweep_scenario
 import _tiny
 from _callgrind import count_instructions
+from seedbed._harness.sweeps import _dask
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._results import ResultsWriter
@@ -59,6 +69,7 @@ SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "pool1_extra", "s
            "pool2_cpu", "pool2_extra", "dask2", "dask2_cpu", "dask2_extra")  # fmt: skip
 TARGET = str(Path(__file__).with_name("_sweep_scenario.py")) + ":scenario"
 SETTINGS = {"target": TARGET, "options": {}, "runner": "seedbed"}
+SWARM = "examples.kvstore.scenarios:swarm"  # issue 30's Dask figure: the store's swarm sweep
 
 
 def in_process(seeds: range) -> tuple[float, float]:
@@ -202,6 +213,63 @@ def _pool_figures(
     }
 
 
+def versus_dask(seeds: int, rounds: int) -> dict[str, Any]:
+    """`--jobs 2` against Dask `local:2` only, rounds interleaved: per seed, medians."""
+    seed_range = range(10**6, 10**6 + seeds)  # seeds the warm-ups do not run
+    samples: dict[str, list[float]] = {key: [] for key in SAMPLES}
+    cluster, cluster_start = start_cluster(2)
+    try:
+        with tempfile.TemporaryDirectory(prefix="seedbed-bench-sweep-") as name:
+            for _ in range(rounds):
+                figures = pooled(seed_range, 2, Path(name))
+                _add(samples, ("start2", "pool2", "pool2_cpu", "pool2_extra"), figures)
+                cluster._seen.clear()
+                figures_dask = on_cluster(seed_range, cluster, Path(name))
+                _add(samples, ("dask2", "dask2_cpu", "dask2_extra"), figures_dask)
+    finally:
+        cluster.close()
+    median = {key: statistics.median(values) for key, values in samples.items() if values}
+    return {
+        "seeds": seeds, "rounds": rounds, "jobs2_seeds_per_s": 1 / median["pool2"],
+        "dask2_seeds_per_s": 1 / median["dask2"],
+        "dask2_over_jobs2": median["pool2"] / median["dask2"],
+        "jobs2_cpu_ms_per_seed": median["pool2_cpu"] * 1000,
+        "dask2_cpu_ms_per_seed": median["dask2_cpu"] * 1000,
+        "dask2_cpu_over_jobs2": median["pool2_cpu"] / median["dask2_cpu"],
+        "jobs2_extra_cpu_ms_per_seed": median["pool2_extra"] * 1000,
+        "dask2_extra_cpu_ms_per_seed": median["dask2_extra"] * 1000,
+        "dask2_start_s": cluster_start,
+        "rounds_jobs2_dask2_s_per_seed": list(zip(samples["pool2"], samples["dask2"], strict=True)),
+    }  # fmt: skip
+
+
+def report_versus(args: argparse.Namespace) -> None:
+    result = versus_dask(args.seeds, args.rounds)
+    result["target"] = TARGET
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+        return
+    print(
+        f"{TARGET}: --jobs 2 against Dask local:2, {args.seeds} seeds, medians of "
+        f"{args.rounds} interleaved rounds, load average {os.getloadavg()[0]:.2f} at end"
+    )
+    print(
+        f"  seeds/s (wall)                 {result['jobs2_seeds_per_s']:8.2f} --jobs 2, "
+        f"{result['dask2_seeds_per_s']:.2f} Dask: {result['dask2_over_jobs2']:.2f}x "
+        "(target >= 0.95x)"
+    )
+    print(
+        f"  CPU per seed, all processes    {result['jobs2_cpu_ms_per_seed']:8.1f} ms --jobs 2, "
+        f"{result['dask2_cpu_ms_per_seed']:.1f} ms Dask: the pool's "
+        f"{result['dask2_cpu_over_jobs2']:.3f}x"
+    )
+    print(
+        f"  CPU per seed outside the seeds {result['jobs2_extra_cpu_ms_per_seed']:8.2f} ms "
+        f"--jobs 2, {result['dask2_extra_cpu_ms_per_seed']:.2f} ms Dask (target <= 3 ms)"
+    )
+    print(f"  Dask cluster start-up (once)   {result['dask2_start_s']:8.2f} s")  # fmt: skip
+
+
 DETANGLE_MS = 0.42  # detangle's CPU per seed for a tiny system (issue 30)
 TINY = {"scenario": _tiny.scenario.run, "bare loop": _tiny.bare}
 
@@ -264,7 +332,25 @@ def main() -> None:
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask LocalCluster")
     parser.add_argument("--tiny", action="store_true", help="a Scenario's per-seed set-up cost")
     parser.add_argument("--instructions", action="store_true", help="with --tiny: callgrind")
+    parser.add_argument("--target", help=f"sweep this target (e.g. {SWARM}) instead")
+    parser.add_argument(
+        "--versus-dask", action="store_true", help="only --jobs 2 against Dask local:2, interleaved"
+    )
+    parser.add_argument(
+        "--dask-processes",
+        action="store_true",
+        help="local:2 as worker processes (the old way), not threads",
+    )
     args = parser.parse_args()
+    if args.target:
+        global TARGET
+        TARGET = args.target
+        SETTINGS["target"] = args.target
+    if args.dask_processes:
+        _dask.LOCAL_PROCESSES = True
+    if args.versus_dask:
+        report_versus(args)
+        return
     if args.tiny:
         report_tiny(args)
         return

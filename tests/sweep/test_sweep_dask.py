@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,10 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _dask_workers(sweep: int) -> list[int]:
-    """The Dask worker processes a `local:N` sweep started (its nannies spawn them)."""
+def _dask_workers(parent: int) -> list[int]:
+    """The Dask worker processes of a cluster `parent` started (its nannies spawn them)."""
     workers = []
-    for child in _children(sweep):
+    for child in _children(parent):
         command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
         if b"multiprocessing" in command and b"spawn_main" in command:
             workers.append(child)
@@ -57,19 +58,29 @@ def _seed_count(path: Path) -> int:
     return path.read_text().count('"kind": "seed"') if path.exists() else 0
 
 
+@pytest.fixture(scope="module")
+def cluster_of_processes() -> Iterator[str]:
+    """A scheduler and two worker processes, as on a real cluster (`local:N` runs its
+    workers as threads of the sweep, so none of them can die alone): its address."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=50) as cluster:  # fmt: skip
+        yield cluster.scheduler_address
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds workers in /proc")
-def test_a_local_cluster_losing_a_worker_midway_writes_the_same_results_as_a_local_sweep(
-    tmp_path: Path,
+def test_a_cluster_losing_a_worker_midway_writes_the_same_results_as_a_local_sweep(
+    tmp_path: Path, cluster_of_processes: str
 ) -> None:
     target = write_program(tmp_path, SLOW)
     local, cluster = tmp_path / "local", tmp_path / "cluster"
     seedbed("sweep", target, "--seeds", "120", "--out", str(local))
     sweep = start("sweep", target, "--seeds", "120", "--out", str(cluster),
-                  "--scheduler", "local:2")  # fmt: skip
+                  "--scheduler", cluster_of_processes)  # fmt: skip
     results = cluster / "results.jsonl"
     try:
         _wait(lambda: _seed_count(results) >= 10, "no 10 records from the cluster")
-        workers = _dask_workers(sweep.pid)
+        workers = _dask_workers(os.getpid())
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)
         killed_at = _seed_count(results)
@@ -84,6 +95,58 @@ def test_a_local_cluster_losing_a_worker_midway_writes_the_same_results_as_a_loc
     assert len(seed_results(results)) == 120
     assert all(r["worker"].startswith("tcp://") for r in records(results)[1:])
     assert "Traceback" not in stderr
+
+
+def test_a_local_cluster_runs_its_workers_in_the_sweep_and_writes_the_local_results(
+    tmp_path: Path,
+) -> None:
+    target = write_program(tmp_path, SLOW)
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    seedbed("sweep", target, "--seeds", "30", "--out", str(local))
+    done = seedbed("sweep", target, "--seeds", "30", "--out", str(cluster),
+                   "--scheduler", "local:2")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "2 Dask workers" in done.stdout
+    results = cluster / "results.jsonl"
+    assert seed_results(results) == seed_results(local / "results.jsonl")
+    assert {r["worker"].split("://")[0] for r in records(results)[1:]} == {"inproc"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds workers in /proc")
+def test_ctrl_c_stops_a_local_cluster_sweep_without_waiting_for_its_batches(
+    tmp_path: Path,
+) -> None:
+    """`local:N`'s workers are threads of the sweep: a batch still running must stop
+    with it, not hold the exit until its last seed (batches of this sweep: 50 seeds)."""
+    # About a second a seed: a batch of 50 would hold the exit well past the timeout.
+    target = write_program(tmp_path, "for _ in range(20_000_000):\n    pass")
+    sweep = start("sweep", target, "--seeds", "400", "--out", str(tmp_path / "out"),
+                  "--scheduler", "local:2")  # fmt: skip
+    results = tmp_path / "out" / "results.jsonl"
+    try:
+        _wait(lambda: _seed_count(results) >= 2, "no 2 records from the cluster")
+        sweep.send_signal(signal.SIGINT)
+        stdout, stderr = sweep.communicate(timeout=45)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 130, (stdout, stderr)
+    assert "--resume" in stdout
+    assert _seed_count(results) < 100
+    assert not _seedbed_workers(target), "a seedbed worker outlived its sweep"
+
+
+def _seedbed_workers(target: str) -> list[int]:
+    """The seedbed worker processes still alive that run `target`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:  # not a process, or it ended
+            continue
+        if b"sweeps._worker" in command and target.encode() in command:
+            found.append(int(entry.name))
+    return found
 
 
 def test_without_the_extra_the_sweep_says_which_to_install(
@@ -133,6 +196,6 @@ def test_a_target_the_workers_cannot_import_is_a_one_line_error(tmp_path: Path) 
                    "--scheduler", "local:1")  # fmt: skip
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: on Dask worker tcp://"), done.stderr
+    assert last.startswith("error: on Dask worker inproc://"), done.stderr
     assert "cannot import 'no_such_module'" in last
     assert "Traceback" not in done.stderr

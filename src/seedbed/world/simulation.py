@@ -107,7 +107,7 @@ class Simulation:
         self._overtaken: list[asyncio.Future[Any]] = []  # work a failure won the race against
         self._started = False
         self._finished = False
-        self._disk_config = disk or DiskConfig()
+        self._disk_config = disk or _DEFAULT_DISK
         self._coordinator = FaultCoordinator()
         self._disk_faults = DiskFaults()  # disks degraded by `degrade_disk`
         self._armed: dict[str, OperationCrash] = {}  # operation crashes by node (a lookup)
@@ -661,7 +661,7 @@ class Simulation:
     def _make_network(self, config: NetworkConfig | None) -> SimNetwork:
         """Every world has a network (no faults beyond latency unless configured)."""
         stream = self._driver.stream("net")
-        network = SimNetwork(self._loop, stream, config or NetworkConfig(), self._nodes)
+        network = SimNetwork(self._loop, stream, config or _DEFAULT_NETWORK, self._nodes)
         self._loop.install_network(network)
         return network
 
@@ -693,6 +693,10 @@ async def _awaiting(awaitable: Any) -> Any:
 
 
 _COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfig}
+# The defaults, built and validated once, not once per seed (about 10% of a tiny
+# Scenario's set-up): frozen, and nothing changes a config in place.
+_DEFAULT_NETWORK = NetworkConfig()
+_DEFAULT_DISK = DiskConfig()
 
 
 def _check_components(**given: Any) -> None:

@@ -29,6 +29,10 @@ runs the batch again elsewhere. Records of seeds already received are then
 dropped (runs are deterministic: they are equal), and a batch that ends with
 seeds missing has them sent again, so no seed is lost or written twice.
 
+`local:N` runs its Dask workers as threads of this process (they only wait
+on their seedbed processes), with Dask's housekeeping slowed to what a sweep
+needs: 2 ms of CPU a second at rest, against 14 ms for worker processes.
+
 A search (`seedbed explore --scheduler`) uses the same pool with its own
 worker module: its requests are plans (each with its seed, still the key),
 and a plan's result is a function of the plan, so the search is the same.
@@ -67,6 +71,7 @@ _IN_FLIGHT = 2  # batches per worker thread: one running, the next waiting on th
 _SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
 _SHORTEST = 0.1  # seconds of seeds a batch holds at least: a task costs Dask ~5 ms of CPU
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
+LOCAL_PROCESSES = False  # local:N runs its Dask workers as threads here (see `_connect`)
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
 
 
@@ -81,6 +86,14 @@ def _distributed() -> Any:
 # -- the worker's side -------------------------------------------------------
 
 _local = threading.local()
+# Set when a sweep closes its `local:N` cluster: the cluster's worker threads are
+# this process's, so a batch still running must stop on its own (within the
+# pool's 0.25 s wake) or the sweep would wait for it to finish before exiting.
+_stopping = threading.Event()
+
+
+class _Stopped(Exception):
+    """Raised inside a batch's pool loop when its sweep is closing."""
 
 
 def _thread_pool(settings: dict[str, Any], seed_timeout: float, worker: str) -> WorkerPool:
@@ -134,8 +147,17 @@ def run_batch(settings: dict[str, Any], requests: list[Record], topic: str, seed
     worker = _distributed().get_worker()
     pool = _thread_pool(settings, seed_timeout, module)
     sender = _Sender(worker, topic)
+
+    def on_tick() -> None:
+        if _stopping.is_set():
+            raise _Stopped
+        sender.flush(False)
+
     try:
-        pool.run(iter(requests), sender.add, lambda: sender.flush(False))
+        pool.run(iter(requests), sender.add, on_tick)
+    except _Stopped:  # the sweep is closing: the seed in progress is not recorded
+        pool.close()
+        _local.key = _local.pool = None
     except UsageError as exc:  # sent as data: the client need not unpickle our class
         pool.close()
         _local.key = _local.pool = None
@@ -155,11 +177,37 @@ def run_batch(settings: dict[str, Any], requests: list[Record], topic: str, seed
 # nothing to balance (batches wait on the scheduler until a worker thread is free).
 _QUIET = {
     "distributed.worker.profile.enabled": False,
-    "distributed.admin.system-monitor.interval": "2s",
-    "distributed.worker.memory.monitor-interval": "1s",
-    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "10s",  # the dashboard's figures: none shown
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "5s",  # a seed's memory is its process's
+    "distributed.admin.tick.interval": "5s",
+    "distributed.admin.tick.cycle": "5s",
     "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.active-memory-manager.start": False,  # nothing to move: results are tiny
+    "distributed.client.scheduler-info-interval": "10s",  # workers come and go rarely
 }
+_HEARTBEAT = 5.0  # seconds between a local worker's heartbeats (Dask's: 0.5 s for <= 10 workers)
+
+
+def _quiet_worker(distributed: Any) -> type:
+    """A Dask `Worker` that beats every `_HEARTBEAT` s: the scheduler (ours, in this
+    process) has nothing to learn from it faster, and a beat costs a few hundred us."""
+
+    class QuietWorker(distributed.Worker):  # type: ignore[misc]
+        async def heartbeat(self) -> None:
+            await super().heartbeat()  # which sets the interval the scheduler asks for
+            self.periodic_callbacks["heartbeat"].callback_time = _HEARTBEAT * 1000
+
+    return QuietWorker
+
+
+def _quiet_scheduler(cluster: Any) -> None:
+    """Our in-process scheduler checks for an idle or workerless cluster every 5 s, not
+    every 0.25 s: neither timeout is set here, so each check only wakes the event loop."""
+    for name in ("idle-timeout", "no-workers-timeout"):
+        callback = cluster.scheduler.periodic_callbacks.get(name)
+        if callback is not None:
+            callback.callback_time = max(callback.callback_time, _HEARTBEAT * 1000)
 
 
 def check_address(scheduler: str) -> None:
@@ -184,11 +232,18 @@ def _connect(scheduler: str) -> tuple[Any, Any]:
 
     if scheduler.startswith("local:"):
         count = scheduler.removeprefix("local:")
+        # Worker threads in this process, not worker processes: a Dask worker only
+        # waits on its seedbed process (the GIL is no matter), and in-process there
+        # are no nannies, no comms between processes and one event loop to tick:
+        # half the idle CPU of a cluster of processes (bench/sweep.py --versus-dask).
         with dask.config.set(_QUIET):
             cluster = distributed.LocalCluster(
-                n_workers=int(count), threads_per_worker=1, processes=True,
+                n_workers=int(count), threads_per_worker=1, processes=LOCAL_PROCESSES,
+                **({} if LOCAL_PROCESSES else {"worker_class": _quiet_worker(distributed)}),
                 dashboard_address=None, silence_logs=50,
             )  # fmt: skip
+        if not LOCAL_PROCESSES:
+            _quiet_scheduler(cluster)
         return distributed.Client(cluster), cluster
     try:
         return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
@@ -205,6 +260,7 @@ class DaskPool:
 
     def __init__(self, scheduler: str, settings: dict[str, Any], seed_timeout: float,
                  worker: str = _WORKER) -> None:  # fmt: skip
+        _stopping.clear()  # a sweep before this one in the process closed its cluster
         self._client, self._cluster = _connect(scheduler)
         self._settings = settings
         self._seed_timeout = seed_timeout
@@ -335,6 +391,8 @@ class DaskPool:
 
     def close(self) -> None:
         """Cancel what still runs; close the client and any cluster we started."""
+        if self._cluster is not None:
+            _stopping.set()  # our cluster's batches run in this process's threads
         try:
             self._client.unsubscribe_topic(self._topic)
             self._client.close()
