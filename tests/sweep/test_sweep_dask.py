@@ -63,9 +63,23 @@ def cluster_of_processes() -> Iterator[str]:
     """A scheduler and two worker processes, as on a real cluster (`local:N` runs its
     workers as threads of the sweep, so none of them can die alone): its address."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=50) as cluster:  # fmt: skip
-        yield cluster.scheduler_address
+    hash_seed = os.environ.get("PYTHONHASHSEED")
+    try:
+        with distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster:
+            yield cluster.scheduler_address
+    finally:
+        # Its nannies set PYTHONHASHSEED=6640 in this process each time they
+        # spawn a worker; later tests' subprocesses would inherit it.
+        if hash_seed is None:
+            os.environ.pop("PYTHONHASHSEED", None)
+        else:
+            os.environ["PYTHONHASHSEED"] = hash_seed
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds workers in /proc")

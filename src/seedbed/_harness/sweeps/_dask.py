@@ -40,15 +40,17 @@ and a plan's result is a function of the plan, so the search is the same.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import queue
 import tempfile
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +226,22 @@ def check_address(scheduler: str) -> None:
         )
 
 
+@contextlib.contextmanager
+def _hash_seed_kept() -> Iterator[None]:
+    """Undo what a Dask nanny does to this process's environment: it sets
+    PYTHONHASHSEED to 6640 before spawning a worker ("even if this means
+    poisoning the process running the Nanny"), and every later subprocess of
+    this process (a pool's seedbed workers, a test's pytest) would inherit it."""
+    saved = os.environ.get("PYTHONHASHSEED")
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONHASHSEED", None)
+        else:
+            os.environ["PYTHONHASHSEED"] = saved
+
+
 def _connect(scheduler: str) -> tuple[Any, Any]:
     """(client, cluster we started or None) for `tcp://HOST:PORT` or `local:N`."""
     check_address(scheduler)
@@ -236,7 +254,7 @@ def _connect(scheduler: str) -> tuple[Any, Any]:
         # waits on its seedbed process (the GIL is no matter), and in-process there
         # are no nannies, no comms between processes and one event loop to tick:
         # half the idle CPU of a cluster of processes (bench/sweep.py --versus-dask).
-        with dask.config.set(_QUIET):
+        with dask.config.set(_QUIET), _hash_seed_kept():
             cluster = distributed.LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=LOCAL_PROCESSES,
                 **({} if LOCAL_PROCESSES else {"worker_class": _quiet_worker(distributed)}),
