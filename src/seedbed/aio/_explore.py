@@ -100,7 +100,7 @@ _STEP_WRAPPER = "TaskStepMethWrapper"
 
 
 def _learn_kind(kind: type) -> int:
-    """`KINDS[kind]`, worked out the first time `kind` is seen."""
+    """`_KINDS[kind]`, worked out the first time `kind` is seen."""
     if kind.__name__ == _STEP_WRAPPER and kind.__module__ in ("_asyncio", "builtins"):
         learned = STEP
     elif any("__self__" in vars(klass) for klass in kind.__mro__):
@@ -177,7 +177,10 @@ def reorder_task_steps(
 def _turn_in_place(queue: deque[Any], sched: Stream) -> None:
     """All that is ready is more than `UNIFORM_MAX` tasks' `__step`s (tasks
     yielding with `sleep(0)`), each from its own cause: `_large_order`'s
-    draws and order, applied by rotating and reversing the deque itself."""
+    draws and order, applied by rotating and reversing the deque itself.
+    The twin of `_large_order` (which builds the order as indices, for
+    batches that mix steps with callbacks): the two must draw alike, which
+    `test_explore_sound`'s large-batch tests and the pinned hashes hold."""
     count = len(queue)
     turn = sched.below(2 * count, _TURN)
     queue.rotate(-(turn % count))
