@@ -200,3 +200,18 @@ def test_a_large_batch_keeps_the_start_order_of_tasks_one_gather_created() -> No
         return tuple(started)
 
     assert every_seed(main) == {tuple(range(40))}
+
+
+def test_the_in_place_turn_draws_and_orders_as_the_index_order_does() -> None:
+    # Two implementations of the large-batch order (inside the deque, for a
+    # batch of steps only; as indices, for a mixed batch) must agree.
+    from collections import deque
+
+    from seedbed._core import Entropy, Trace
+    from seedbed.aio._explore import _large_order, _turn_in_place
+
+    for seed in range(60):
+        as_indices = _large_order(40, Entropy(seed, Trace()).stream("loop"))
+        in_place = deque(range(40))
+        _turn_in_place(in_place, Entropy(seed, Trace()).stream("loop"))
+        assert list(in_place) == as_indices

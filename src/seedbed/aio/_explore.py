@@ -179,8 +179,8 @@ def _turn_in_place(queue: deque[Any], sched: Stream) -> None:
     yielding with `sleep(0)`), each from its own cause: `_large_order`'s
     draws and order, applied by rotating and reversing the deque itself.
     The twin of `_large_order` (which builds the order as indices, for
-    batches that mix steps with callbacks): the two must draw alike and
-    give the same order."""
+    batches that mix steps with callbacks): the two draw alike and give the
+    same order (`test_explore_sound`)."""
     count = len(queue)
     turn = sched.below(2 * count, _TURN)
     queue.rotate(-(turn % count))
