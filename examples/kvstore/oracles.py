@@ -59,6 +59,14 @@ SNAPSHOT_TERM = "kvstore: a snapshot's term is that of the committed entry it en
 PRUNE_AT = 128  # acknowledged points kept per replica before those under its snapshot go
 
 
+def _lost_at(replica: Replica, index: int) -> bool:
+    """Did `replica` recover with a hole (damage it reported) that may hold `index`? Its
+    acknowledgements up to its bound, given before, may be gone; a leader's match index
+    for it is then stale until the hole is refilled."""
+    log = replica.log
+    return (log.last_term, log.last_index) < replica.bound and index <= replica.bound[1]
+
+
 def _no_damage(name: str) -> int:
     return 0
 
@@ -233,7 +241,7 @@ class Oracle:
         if held is not None and held == leader_log.term_at(match):
             self._passed(MATCHED)  # details rendered only on failure: this runs per reply
             return
-        if self._excused(peer) or follower.damaged:
+        if self._excused(peer) or follower.damaged or _lost_at(follower, match):
             return
         always(
             False,
