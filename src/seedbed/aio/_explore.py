@@ -162,7 +162,7 @@ def reorder_task_steps(
     ):
         _turn_in_place(queue, sched)
         return
-    batch = list(source)
+    batch = source if isinstance(source, list) else list(source)  # islice made a fresh one
     callbacks = list(map(_callback_of, batch))
     if PLAIN not in kinds:
         owners = list(map(_self_of, callbacks))
