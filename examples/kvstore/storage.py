@@ -27,6 +27,7 @@ import errno
 import logging
 import posixpath
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,13 @@ from seedbed import buggify, fs, reachable
 log = logging.getLogger("kvstore.storage")
 
 Entry = dict[str, Any]
-READ_ATTEMPTS = 3
+# A damaged read is read again: the disk's bit flips on the way back are
+# transient (a read of unchanged bytes comes back differently), damage at
+# rest is not. Bytes are taken as damaged at rest once the same damaged image
+# was read SAME_READS times; after MAX_READS reads, the longest valid prefix
+# any read showed (a checksum cannot be faked by a flip) is all that is known.
+SAME_READS = 3
+MAX_READS = 32
 SHORT_READS = 8  # reads of a file returning less than its size, before giving up (EIO)
 
 
@@ -119,13 +126,13 @@ class Storage:
             await fs.fsync_dir(posixpath.dirname(created) or ".")
 
     async def _read_single(self, name: str, recovered: Recovered) -> dict[str, Any] | None:
-        """The one record of `meta` or `snapshot`, retrying reads that fail their checksum."""
+        """The one record of `meta` or `snapshot`; damaged only if damaged at rest."""
         if not await fs.exists(self._path(name)):
             return None
-        for _ in range(READ_ATTEMPTS):
-            records, _, _ = frames.decode_records(await fs.read_file(self._path(name)))
-            if len(records) == 1:
-                return records[0]
+        data = await self._read_settled(lambda: fs.read_file(self._path(name)))
+        records, _, _ = frames.decode_records(data)
+        if len(records) == 1:
+            return records[0]
         log.warning("%s: %s unreadable; waiting to be repaired by peers", self.directory, name)
         if name == "meta":
             reachable("kvstore: the meta file was unreadable (the replica recovers as damaged)")
@@ -161,18 +168,38 @@ class Storage:
             log.info("%s: a torn tail after %d records dropped", self.directory, intact)
 
     async def _read_log(self) -> tuple[bytes, list[Entry], int, bool]:
-        """The longest valid prefix of the log over a few reads (a bad read is transient):
-        (the bytes read, their valid records, where those end, whether the rest is torn)."""
+        """The log as it rests on the disk (see `_read_settled`): (its bytes, their
+        valid records, where those end, whether the rest is only a torn tail)."""
         if not await fs.exists(self._path("log")):
             return b"", [], 0, True
-        best: tuple[bytes, list[Entry], int, bool] = (b"", [], 0, False)
-        for _ in range(READ_ATTEMPTS):
-            data = await self._read_whole("log")
-            records, end, torn_only = frames.decode_records(data)
-            if end > best[2] or (end == best[2] and torn_only):
-                best = (data, records, end, torn_only)
+        data = await self._read_settled(lambda: self._read_whole("log"))
+        return (data, *frames.decode_records(data))
+
+    @staticmethod
+    async def _read_settled(read: Callable[[], Awaitable[bytes]]) -> bytes:
+        """A file as it rests on the disk (`read` reads it whole), telling transient
+        damage from damage at rest.
+
+        A read whose frames all check out is the file (a flipped bit cannot
+        keep a checksum). A damaged read is read again: a bit flipped on the
+        way back from the disk flips elsewhere next time, so damage at rest is
+        the damaged image read SAME_READS times alike. Taking three reads
+        that each came back with a flip for damage at rest once made a
+        replica drop an acknowledged, committed entry as a torn tail.
+        """
+        seen: dict[bytes, int] = {}
+        best, best_end = b"", -1
+        for _ in range(MAX_READS):
+            data = await read()
+            end = frames.decode_records(data)[1]
             if end == len(data):
-                break
+                return data
+            seen[data] = seen.get(data, 0) + 1
+            if seen[data] >= SAME_READS:
+                reachable("kvstore: a file was read damaged alike, again and again (at rest)")
+                return data
+            if end > best_end:
+                best, best_end = data, end
         return best
 
     async def _read_whole(self, name: str) -> bytes:
