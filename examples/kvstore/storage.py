@@ -89,12 +89,16 @@ class Storage:
         recovered.snapshot = await self._read_single("snapshot", recovered)
         base = recovered.snapshot["index"] if recovered.snapshot else 0
         data, records, end, torn_only = await self._read_log()
-        if not torn_only:
-            self._salvage(recovered, data, end, len(records))
         entries = _contiguous(records, base)
+        last = entries[-1]["index"] if entries else base
+        # Valid records after a gap in the indexes: no append or rewrite leaves
+        # one, a misdirected write does (its frames landed on a record boundary
+        # further up the file), so they are damage at rest, whatever follows.
+        stray = [record for record in records if _is_entry(record) and record["index"] > last]
+        if stray or not torn_only:
+            self._salvage(recovered, data, end, len(entries), stray)
         self._first = entries[0]["index"] if entries else base + 1
-        end = entries[-1]["index"] if entries else base
-        recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > end]
+        recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > last]
         if meta is not None or recovered.damaged or recovered.bound > (0, 0):
             # Durable again (see the fault model above), and before the damaged
             # records are dropped below: a second crash must not forget the damage.
@@ -141,8 +145,11 @@ class Storage:
         recovered.damaged = True
         return None
 
-    def _salvage(self, recovered: Recovered, data: bytes, damage: int, intact: int) -> None:
-        """After damage inside the log, the records that survive beyond it.
+    def _salvage(
+        self, recovered: Recovered, data: bytes, damage: int, intact: int, stray: list[Entry]
+    ) -> None:
+        """After damage inside the log, the records that survive beyond it (and
+        `stray`, the valid ones after a gap in the indexes before it).
 
         If some do, the log's last entry is still known, and it bounds the
         replica's votes (Raft compares only last entries) until a leader
@@ -153,7 +160,7 @@ class Storage:
         rest would look the same: the store cannot tell them apart, and its
         oracles would report a write lost that way.
         """
-        found = [record for record in frames.salvage_records(data, damage) if _is_entry(record)]
+        found = [*stray, *(r for r in frames.salvage_records(data, damage) if _is_entry(r))]
         if found:
             recovered.bound = max(recovered.bound, *((e["term"], e["index"]) for e in found))
             recovered.salvaged = _by_index([*recovered.salvaged, *found])

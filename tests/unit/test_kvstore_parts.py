@@ -317,3 +317,27 @@ def test_a_recovery_through_a_disk_that_flips_bits_on_reads_keeps_every_entry() 
         assert not recovered.damaged and recovered.bound == (0, 0)
         flipped_seeds += node.disk.fault_counts["corrupt_read"] > 0
     assert flipped_seeds >= 10
+
+
+@pytest.mark.parametrize("leftover", [False, True])
+def test_records_after_a_gap_in_the_indexes_are_damage_not_a_torn_tail(
+    tmp_path: Path, leftover: bool
+) -> None:
+    # A misdirected write whose frames land on a record boundary further up the
+    # log decodes as valid records after a gap (1, 2, then 5, 6): damage at
+    # rest to records that were fsynced and acknowledged, not a torn tail,
+    # whether or not the old bytes left after them check out.
+    async def main() -> object:
+        storage = Storage(str(tmp_path))
+        await storage.load()
+        await storage.append(_entries(1, 6, term=2))
+        await storage.close()
+        framed = [frames.encode_entry(entry) for entry in _entries(1, 6, term=2)]
+        tail = framed[4][:7] if leftover else b""  # the start of an old record, cut short
+        (tmp_path / "log").write_bytes(b"".join([*framed[:2], *framed[4:], tail]))
+        return await Storage(str(tmp_path)).load()
+
+    recovered = asyncio.run(main())
+    assert [e["index"] for e in recovered.entries] == [1, 2]  # type: ignore[attr-defined]
+    assert recovered.bound == (2, 6)  # type: ignore[attr-defined]
+    assert [e["index"] for e in recovered.salvaged] == [5, 6]  # type: ignore[attr-defined]
