@@ -7,7 +7,8 @@ as the run goes, the safety claims of Raft and the promises a replica makes
 (what it acknowledged survives its restart; what it answered ok was applied)
 with `seedbed.always`: a violation fails the run at the instant it happens,
 with the seed and the replay command. A replica's loss is excused only by
-damage the store itself reported, never by what the simulated disk did.
+damage the store itself reported, with damage its disk did behind the
+report (`_disk_damage`).
 
 `settled()` is the liveness claim checked after the faults stop: one leader
 that every replica follows in the same term, all at the same commit index.
@@ -37,7 +38,7 @@ class Cluster:
         self.sim = sim
         self.names = names
         self.peers = {name: (name, PORT) for name in names}
-        self.oracle = Oracle()
+        self.oracle = Oracle(self._disk_damage)
         self.timing = timing or Timing()
         for name in names:
             sim.host(name, self._main_of(name))
@@ -47,6 +48,12 @@ class Cluster:
             await serve(name, self.peers, DATA, timing=self.timing, observer=self.oracle)
 
         return main
+
+    def _disk_damage(self, name: str) -> int:
+        """Damage node `name`'s simulated disk did to data at rest or on its way back."""
+        counts = self.sim.nodes.get(name).disk.fault_counts
+        damage: int = counts["corrupt_read"] + counts["misdirect_write"]
+        return damage
 
     def settled(self) -> bool:
         """One leader, followed by every replica in its term, all at one commit index."""

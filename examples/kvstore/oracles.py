@@ -30,10 +30,11 @@ Promises that must outlive a crash:
 
 - what a replica acknowledged (an appended entry, an installed snapshot, its
   term) is still there when it restarts, unless a newer leader truncated the
-  entry, or the store itself reports the loss: it recovers as damaged, or
-  with a hole below its vote bound that may hold the entry (damage the disk
-  did but the store did not report is no excuse: it is the loss this check
-  exists to catch);
+  entry, or the store itself reports the loss (it recovers as damaged, or
+  with a hole below its vote bound that may hold the entry) after its disk
+  damaged data at rest or on the way back. Both are needed: damage the store
+  did not report is the loss this check exists to catch, and a report with
+  no damage behind it is the store hiding its own bug;
 - every client operation a replica answered ok was applied, at the index
   its reply names, as that client's request (not a stale one's answer).
 """
@@ -74,16 +75,24 @@ def _reported(replica: Replica, index: int) -> bool:
     return replica.damaged or _lost_at(replica, index)
 
 
+def _no_damage(name: str) -> int:
+    return 0
+
+
 class Oracle:
     """Watches every replica through the `raft.Observer` calls, and the clients' answers.
 
-    A replica's loss is excused only by damage the store itself reported
-    (`_reported`), never by the disk's count of faults: a store that drops
-    acknowledged entries without knowing it (a transient bad read taken for a
-    torn tail) must fail here, however damaged its disk was.
+    `disk_damage(name)` counts the damage node `name`'s disk did to data at
+    rest or on its way back (corrupt reads, misdirected writes). A replica's
+    loss is excused only by damage the store itself reported (`_reported`)
+    with such damage behind the report (`_excused`): a store that drops
+    acknowledged entries without knowing it (a transient bad read taken for
+    a torn tail) must fail here however damaged its disk was, and so must
+    one that calls its own lost writes damage on an intact disk.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, disk_damage: Callable[[str], int] = _no_damage) -> None:
+        self.disk_damage = disk_damage
         self.leaders: dict[int, str] = {}
         self.votes: dict[tuple[str, int], str] = {}
         self.commits: dict[str, int] = {}
@@ -96,11 +105,20 @@ class Oracle:
         # are the acknowledger's too, so one point stands for them all).
         self.promised_term: dict[str, int] = {}
         self.acked: dict[str, list[tuple[int, int]]] = {}
+        self.damage_seen: dict[str, int] = {}
+        # Whether each replica's report of damage (damaged, or a vote bound) has
+        # disk damage behind it: since the start it first showed, or carried over.
+        self.justified: dict[str, bool] = {}
         self.restarts_checked = 0  # restarts held to their promises (for tests)
         self.reported: set[str] = set()  # hot checks already reported as held (`_passed`)
         # Called with (name, term) when a replica becomes leader, after the checks:
         # a scenario's hook to crash new leaders at chosen moments.
         self.on_leader: list[Callable[[str, int], None]] = []
+
+    def _excused(self, replica: Replica, index: int) -> bool:
+        """May `replica` have lost its entry at `index` (its promise excused)? Only if it
+        reported the damage and its disk did damage data since the report began."""
+        return self.justified.get(replica.name, False) and _reported(replica, index)
 
     def _passed(self, claim: str) -> None:
         """Tell seedbed a hot check held, once per run: its catalog then knows the check
@@ -114,8 +132,13 @@ class Oracle:
 
     def started(self, replica: Replica) -> None:
         name = replica.name
+        damage = self.disk_damage(name)
+        moved = damage != self.damage_seen.get(name, 0)
+        reports = replica.damaged or replica.bound > (0, 0)
+        self.justified[name] = reports and (moved or self.justified.get(name, False))
+        self.damage_seen[name] = damage
         if name in self.replicas:
-            if replica.damaged:
+            if replica.damaged and self.justified[name]:
                 self._forgive(replica)
             else:
                 self._kept(replica)
@@ -145,7 +168,7 @@ class Oracle:
             if (
                 index > log.snap_index
                 and log.term_at(index) != term
-                and not _lost_at(replica, index)
+                and not self._excused(replica, index)
             ):
                 always(
                     False,
@@ -241,7 +264,7 @@ class Oracle:
         if held is not None and held == leader_log.term_at(match):
             self._passed(MATCHED)  # details rendered only on failure: this runs per reply
             return
-        if _reported(follower, match):
+        if self._excused(follower, match):
             return
         always(
             False,
@@ -279,7 +302,7 @@ class Oracle:
             if (
                 index <= other.log.snap_index
                 or other.log.term_at(index) == term
-                or _reported(other, index)
+                or self._excused(other, index)
             ):
                 holders += 1
         if term == leader.term and holders >= leader.quorum:
