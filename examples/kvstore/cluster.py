@@ -6,8 +6,9 @@
 as the run goes, the safety claims of Raft and the promises a replica makes
 (what it acknowledged survives its restart; what it answered ok was applied)
 with `seedbed.always`: a violation fails the run at the instant it happens,
-with the seed and the replay command. It is told which replicas' disks
-damaged their data (`_disk_damage`), since those may lose what they promised.
+with the seed and the replay command. A replica's loss is excused only by
+damage the store itself reported, with damage its disk did behind the
+report (`_disk_damage`).
 
 `settled()` is the liveness claim checked after the faults stop: one leader
 that every replica follows in the same term, all at the same commit index.

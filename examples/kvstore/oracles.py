@@ -30,8 +30,11 @@ Promises that must outlive a crash:
 
 - what a replica acknowledged (an appended entry, an installed snapshot, its
   term) is still there when it restarts, unless a newer leader truncated the
-  entry, or the replica's disk damaged its files (then the store must know:
-  it recovers as damaged, or bounded, and the other checks watch it);
+  entry, or the store itself reports the loss (it recovers as damaged, or
+  with a hole below its vote bound that may hold the entry) after its disk
+  damaged data at rest or on the way back. Both are needed: damage the store
+  did not report is the loss this check exists to catch, and a report with
+  no damage behind it is the store hiding its own bug;
 - every client operation a replica answered ok was applied, at the index
   its reply names, as that client's request (not a stale one's answer).
 """
@@ -67,6 +70,11 @@ def _lost_at(replica: Replica, index: int) -> bool:
     return (log.last_term, log.last_index) < replica.bound and index <= replica.bound[1]
 
 
+def _reported(replica: Replica, index: int) -> bool:
+    """Did `replica` report damage that may have taken its entry at `index`?"""
+    return replica.damaged or _lost_at(replica, index)
+
+
 def _no_damage(name: str) -> int:
     return 0
 
@@ -75,9 +83,12 @@ class Oracle:
     """Watches every replica through the `raft.Observer` calls, and the clients' answers.
 
     `disk_damage(name)` counts the damage node `name`'s disk did to data at
-    rest or on its way back (corrupt reads, misdirected writes): a replica
-    whose count moved since its last start may legitimately have lost what
-    it acknowledged, and its restart is not held to the promise.
+    rest or on its way back (corrupt reads, misdirected writes). A replica's
+    loss is excused only by damage the store itself reported (`_reported`)
+    with such damage behind the report (`_excused`): a store that drops
+    acknowledged entries without knowing it (a transient bad read taken for
+    a torn tail) must fail here however damaged its disk was, and so must
+    one that calls its own lost writes damage on an intact disk.
     """
 
     def __init__(self, disk_damage: Callable[[str], int] = _no_damage) -> None:
@@ -95,15 +106,19 @@ class Oracle:
         self.promised_term: dict[str, int] = {}
         self.acked: dict[str, list[tuple[int, int]]] = {}
         self.damage_seen: dict[str, int] = {}
+        # Whether each replica's report of damage (damaged, or a vote bound) has
+        # disk damage behind it: since the start it first showed, or carried over.
+        self.justified: dict[str, bool] = {}
         self.restarts_checked = 0  # restarts held to their promises (for tests)
         self.reported: set[str] = set()  # hot checks already reported as held (`_passed`)
         # Called with (name, term) when a replica becomes leader, after the checks:
         # a scenario's hook to crash new leaders at chosen moments.
         self.on_leader: list[Callable[[str, int], None]] = []
 
-    def _excused(self, name: str) -> bool:
-        """Did node `name`'s disk damage data since the replica last started?"""
-        return self.disk_damage(name) != self.damage_seen.get(name, 0)
+    def _excused(self, replica: Replica, index: int) -> bool:
+        """May `replica` have lost its entry at `index` (its promise excused)? Only if it
+        reported the damage and its disk did damage data since the report began."""
+        return self.justified.get(replica.name, False) and _reported(replica, index)
 
     def _passed(self, claim: str) -> None:
         """Tell seedbed a hot check held, once per run: its catalog then knows the check
@@ -118,17 +133,21 @@ class Oracle:
     def started(self, replica: Replica) -> None:
         name = replica.name
         damage = self.disk_damage(name)
+        moved = damage != self.damage_seen.get(name, 0)
+        reports = replica.damaged or replica.bound > (0, 0)
+        self.justified[name] = reports and (moved or self.justified.get(name, False))
+        self.damage_seen[name] = damage
         if name in self.replicas:
-            if self._excused(name) or replica.damaged:
+            if replica.damaged and self.justified[name]:
                 self._forgive(replica)
             else:
                 self._kept(replica)
-        self.damage_seen[name] = damage
         self.replicas[name] = replica
         self.commits[name] = 0
 
     def _kept(self, replica: Replica) -> None:
-        """A restarted replica holds its promised term and every entry it acknowledged."""
+        """A restarted replica holds its promised term and every entry it acknowledged
+        (but those in a hole it reported: below its bound, beyond its log's end)."""
         name, log = replica.name, replica.log
         self.restarts_checked += 1
         promised = self.promised_term.get(name, 0)
@@ -146,7 +165,11 @@ class Oracle:
         )
         points = self.acked.get(name, [])
         for index, term in points:
-            if index > log.snap_index and log.term_at(index) != term:
+            if (
+                index > log.snap_index
+                and log.term_at(index) != term
+                and not self._excused(replica, index)
+            ):
                 always(
                     False,
                     KEPT,
@@ -157,7 +180,7 @@ class Oracle:
         always(True, KEPT)
         if log.snap_index:  # the snapshot it recovered: its term as committed (see `snapshotted`)
             self.snapshotted(name, log.snap_index, log.snap_term)
-        self.acked[name] = [point for point in points if point[0] > log.snap_index]
+        self._forgive(replica)  # what it still holds: a reported hole's points are gone
 
     def _forgive(self, replica: Replica) -> None:
         """A restart excused by damage: its promises start again from what it holds, so a
@@ -241,7 +264,7 @@ class Oracle:
         if held is not None and held == leader_log.term_at(match):
             self._passed(MATCHED)  # details rendered only on failure: this runs per reply
             return
-        if self._excused(peer) or follower.damaged or _lost_at(follower, match):
+        if self._excused(follower, match):
             return
         always(
             False,
@@ -279,7 +302,7 @@ class Oracle:
             if (
                 index <= other.log.snap_index
                 or other.log.term_at(index) == term
-                or self._excused(peer)
+                or self._excused(other, index)
             ):
                 holders += 1
         if term == leader.term and holders >= leader.quorum:

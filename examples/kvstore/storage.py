@@ -27,6 +27,7 @@ import errno
 import logging
 import posixpath
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,13 @@ from seedbed import buggify, fs, reachable
 log = logging.getLogger("kvstore.storage")
 
 Entry = dict[str, Any]
-READ_ATTEMPTS = 3
+# A damaged read is read again: the disk's bit flips on the way back are
+# transient (a read of unchanged bytes comes back differently), damage at
+# rest is not. Bytes are taken as damaged at rest once the same damaged image
+# was read SAME_READS times; after MAX_READS reads, the longest valid prefix
+# any read showed (a checksum cannot be faked by a flip) is all that is known.
+SAME_READS = 3
+MAX_READS = 32
 SHORT_READS = 8  # reads of a file returning less than its size, before giving up (EIO)
 
 
@@ -82,12 +89,16 @@ class Storage:
         recovered.snapshot = await self._read_single("snapshot", recovered)
         base = recovered.snapshot["index"] if recovered.snapshot else 0
         data, records, end, torn_only = await self._read_log()
-        if not torn_only:
-            self._salvage(recovered, data, end, len(records))
         entries = _contiguous(records, base)
+        last = entries[-1]["index"] if entries else base
+        # Valid records after a gap in the indexes: no append or rewrite leaves
+        # one, a misdirected write does (its frames landed on a record boundary
+        # further up the file), so they are damage at rest, whatever follows.
+        stray = [record for record in records if _is_entry(record) and record["index"] > last]
+        if stray or not torn_only:
+            self._salvage(recovered, data, end, len(entries), stray)
         self._first = entries[0]["index"] if entries else base + 1
-        end = entries[-1]["index"] if entries else base
-        recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > end]
+        recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > last]
         if meta is not None or recovered.damaged or recovered.bound > (0, 0):
             # Durable again (see the fault model above), and before the damaged
             # records are dropped below: a second crash must not forget the damage.
@@ -119,13 +130,13 @@ class Storage:
             await fs.fsync_dir(posixpath.dirname(created) or ".")
 
     async def _read_single(self, name: str, recovered: Recovered) -> dict[str, Any] | None:
-        """The one record of `meta` or `snapshot`, retrying reads that fail their checksum."""
+        """The one record of `meta` or `snapshot`; damaged only if damaged at rest."""
         if not await fs.exists(self._path(name)):
             return None
-        for _ in range(READ_ATTEMPTS):
-            records, _, _ = frames.decode_records(await fs.read_file(self._path(name)))
-            if len(records) == 1:
-                return records[0]
+        data = await self._read_settled(lambda: fs.read_file(self._path(name)))
+        records, _, _ = frames.decode_records(data)
+        if len(records) == 1:
+            return records[0]
         log.warning("%s: %s unreadable; waiting to be repaired by peers", self.directory, name)
         if name == "meta":
             reachable("kvstore: the meta file was unreadable (the replica recovers as damaged)")
@@ -134,8 +145,11 @@ class Storage:
         recovered.damaged = True
         return None
 
-    def _salvage(self, recovered: Recovered, data: bytes, damage: int, intact: int) -> None:
-        """After damage inside the log, the records that survive beyond it.
+    def _salvage(
+        self, recovered: Recovered, data: bytes, damage: int, intact: int, stray: list[Entry]
+    ) -> None:
+        """After damage inside the log, the records that survive beyond it (and
+        `stray`, the valid ones after a gap in the indexes before it).
 
         If some do, the log's last entry is still known, and it bounds the
         replica's votes (Raft compares only last entries) until a leader
@@ -146,7 +160,7 @@ class Storage:
         rest would look the same: the store cannot tell them apart, and its
         oracles would report a write lost that way.
         """
-        found = [record for record in frames.salvage_records(data, damage) if _is_entry(record)]
+        found = [*stray, *(r for r in frames.salvage_records(data, damage) if _is_entry(r))]
         if found:
             recovered.bound = max(recovered.bound, *((e["term"], e["index"]) for e in found))
             recovered.salvaged = _by_index([*recovered.salvaged, *found])
@@ -161,18 +175,38 @@ class Storage:
             log.info("%s: a torn tail after %d records dropped", self.directory, intact)
 
     async def _read_log(self) -> tuple[bytes, list[Entry], int, bool]:
-        """The longest valid prefix of the log over a few reads (a bad read is transient):
-        (the bytes read, their valid records, where those end, whether the rest is torn)."""
+        """The log as it rests on the disk (see `_read_settled`): (its bytes, their
+        valid records, where those end, whether the rest is only a torn tail)."""
         if not await fs.exists(self._path("log")):
             return b"", [], 0, True
-        best: tuple[bytes, list[Entry], int, bool] = (b"", [], 0, False)
-        for _ in range(READ_ATTEMPTS):
-            data = await self._read_whole("log")
-            records, end, torn_only = frames.decode_records(data)
-            if end > best[2] or (end == best[2] and torn_only):
-                best = (data, records, end, torn_only)
+        data = await self._read_settled(lambda: self._read_whole("log"))
+        return (data, *frames.decode_records(data))
+
+    @staticmethod
+    async def _read_settled(read: Callable[[], Awaitable[bytes]]) -> bytes:
+        """A file as it rests on the disk (`read` reads it whole), telling transient
+        damage from damage at rest.
+
+        A read whose frames all check out is the file (a flipped bit cannot
+        keep a checksum). A damaged read is read again: a bit flipped on the
+        way back from the disk flips elsewhere next time, so damage at rest is
+        the damaged image read SAME_READS times alike. Taking three reads
+        that each came back with a flip for damage at rest once made a
+        replica drop an acknowledged, committed entry as a torn tail.
+        """
+        seen: dict[bytes, int] = {}
+        best, best_end = b"", -1
+        for _ in range(MAX_READS):
+            data = await read()
+            end = frames.decode_records(data)[1]
             if end == len(data):
-                break
+                return data
+            seen[data] = seen.get(data, 0) + 1
+            if seen[data] >= SAME_READS:
+                reachable("kvstore: a file was read damaged alike, again and again (at rest)")
+                return data
+            if end > best_end:
+                best, best_end = data, end
         return best
 
     async def _read_whole(self, name: str) -> bytes:

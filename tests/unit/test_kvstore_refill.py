@@ -148,3 +148,51 @@ def test_a_snapshot_whose_term_is_not_its_last_entrys_fails_the_run() -> None:
     oracle.snapshotted("n2", 9, 3)  # an index never applied: nothing to compare
     with pytest.raises(AssertionError, match=SNAPSHOT_TERM):
         oracle.snapshotted("n2", 4, 3)
+
+
+@pytest.mark.parametrize(
+    ("report", "disk_damaged", "excused"),
+    [
+        ("nothing", True, False),
+        ("a hole below its bound", True, True),
+        ("damage", True, True),
+        ("a hole below its bound", False, False),
+        ("damage", False, False),
+    ],
+)
+def test_a_restart_that_lost_acknowledged_entries_is_excused_only_by_damage_it_reported(
+    tmp_path: Path, report: str, disk_damaged: bool, excused: bool
+) -> None:
+    # The oracle once excused any restart after the disk counted a fault (a
+    # corrupt read): a store that took a bad read for a torn tail and dropped
+    # an acknowledged, committed entry passed. The store's own report of the
+    # loss (damaged, or a hole below its vote bound) excuses it, and only with
+    # damage done by the disk behind it: a store calling its own bug damage
+    # on an intact disk (a snapshot it never wrote) is held to its promise.
+    from examples.kvstore.oracles import KEPT, Oracle
+
+    damage = {"n1": 0}
+
+    async def main() -> None:
+        oracle = Oracle(damage.__getitem__)
+        first = Replica("n1", PEERS, Storage(str(tmp_path / "a")))
+        first._resume(await first.storage.load())
+        oracle.started(first)
+        oracle.acknowledged("n1", 1, 3, 1)  # entries 1-3 of term 1, durably held
+        damage["n1"] += disk_damaged  # a misdirected write, say
+        again = Replica("n1", PEERS, Storage(str(tmp_path / "b")))
+        again._resume(await again.storage.load())
+        for entry in _entries(1, 2):
+            again.log.append(entry)  # entry 3 is gone
+        again.term = 1
+        if report == "a hole below its bound":
+            again.bound = (1, 3)
+        elif report == "damage":
+            again.damaged = True
+        oracle.started(again)
+
+    if excused:
+        asyncio.run(main())
+    else:
+        with pytest.raises(AssertionError, match=KEPT):
+            asyncio.run(main())
