@@ -147,11 +147,11 @@ HELDOUT = (
     Mutant(
         "recovery_keeps_first_read",
         STORAGE,
-        "Storage._read_log",
-        "if end > best[2] or (end == best[2] and torn_only):",
-        "if not best[0]:",
+        "Storage._read_settled",
+        "if seen[data] >= SAME_READS:",
+        "if True:",
         "disk_faults",
-        "recovery trusts the first read of the log, however short a corrupt read left it",
+        "recovery takes a file's first damaged read for damage at rest (a flip on the way back)",
     ),
     Mutant(
         "middle_damage_taken_for_torn_tail",
