@@ -13,6 +13,8 @@ measured by `bench/mutation.py`.
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from examples.kvstore import raft, scenarios
@@ -61,3 +63,17 @@ def test_a_mutant_whose_source_is_gone_is_refused_by_name() -> None:
         ValueError, match=re.escape("gone: 'no such code' is not once in Replica._tick")
     ):
         mutated(stale)
+
+
+def test_every_benchmarked_mutant_still_applies_to_the_store() -> None:
+    """bench/mutation.py --heldout scores the held-out set; a store change that
+    rewrites a mutated line must rewrite its mutant too, or the bench would
+    refuse it mid-run and the score lose it without a word."""
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import mutants_heldout
+    finally:
+        sys.path.remove(str(bench))
+    for mutant in (*MUTANTS, *mutants_heldout.HELDOUT, *mutants_heldout.CONTROLS):
+        assert mutated(mutant) is not None, mutant.name  # refused with a ValueError if gone
