@@ -29,8 +29,8 @@ import math
 import random
 import sys
 from array import array
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from seedbed._core.contract import broken, require
 from seedbed._core.trace import Trace, word_of
@@ -62,15 +62,37 @@ def derive_seed(root: int, name: str) -> int:
 
 
 class Stream:
-    """One named sequence of labelled draws. Create through `Entropy.stream`."""
+    """One named sequence of labelled draws. Create through `Entropy.stream`.
 
-    __slots__ = ("_bits", "_name_word", "_trace", "name")
+    Its generator is made at its first draw, not with the stream: a world
+    asks for a stream per disk, the network, the clocks, and a small system
+    draws from few of them, while seeding an MT19937 costs about as much as
+    a hundred draws (issue 30). The seed, and so every value, is the same.
+    """
 
-    def __init__(self, name: str, seed: int, trace: Trace) -> None:
+    __slots__ = ("_bits", "_name_word", "_root", "_seed", "_trace", "name")
+
+    def __init__(self, name: str, seed: int | None, trace: Trace, root: int = 0) -> None:
+        """`seed` None: derived from `root` and `name` at the first draw."""
         self.name = name
         self._name_word = word_of(name)
-        self._bits = random.Random(seed).getrandbits
+        self._seed = seed
+        self._root = root
         self._trace = trace
+
+    _bits: Callable[[int], int]  # the generator's getrandbits, set at the first draw
+
+    if not TYPE_CHECKING:  # for mypy, no attribute is dynamic: typos stay errors
+
+        def __getattr__(self, attribute: str) -> Any:
+            # Called only while the `_bits` slot is unset: once, at the first draw.
+            if attribute != "_bits":
+                raise AttributeError(attribute)
+            seed = self._seed
+            if seed is None:
+                seed = self._seed = derive_seed(self._root, self.name)
+            bits = self._bits = random.Random(seed).getrandbits
+            return bits
 
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
@@ -185,8 +207,8 @@ class Entropy:
         stream = self._streams.get(name)
         if stream is None:
             require(name not in self._streams, "an entropy stream is derived once per name")
-            if choice_session is None:
-                stream = Stream(name, derive_seed(self.seed, name), self._trace)
+            if choice_session is None:  # its seed is derived at its first draw
+                stream = Stream(name, None, self._trace, self.seed)
             else:
                 seed = derive_seed(self.seed, name)
                 stream = choice_session.stream(self, name, seed, self._trace)
