@@ -30,7 +30,7 @@ import random
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from seedbed._core.contract import broken, require
 from seedbed._core.trace import Trace, word_of
@@ -79,20 +79,10 @@ class Stream:
         self._seed = seed
         self._root = root
         self._trace = trace
-
-    _bits: Callable[[int], int]  # the generator's getrandbits, set at the first draw
-
-    if not TYPE_CHECKING:  # for mypy, no attribute is dynamic: typos stay errors
-
-        def __getattr__(self, attribute: str) -> Any:
-            # Called only while the `_bits` slot is unset: once, at the first draw.
-            if attribute != "_bits":
-                raise AttributeError(attribute)
-            seed = self._seed
-            if seed is None:
-                seed = self._seed = derive_seed(self._root, self.name)
-            bits = self._bits = random.Random(seed).getrandbits
-            return bits
+        # Replaced by the generator's own `getrandbits` at the first draw, so the
+        # hot path is a slot read and a C call, as before (a `__getattr__` hook
+        # would slow every attribute read of the class).
+        self._bits: Callable[[int], int] = _Unseeded(self)
 
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
@@ -190,6 +180,24 @@ class Stream:
         value = self._bits(64)
         self._note(reason, value)
         return value
+
+
+class _Unseeded:
+    """A stream's bits before its first draw: seeds the generator, then steps aside."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: Stream) -> None:
+        self._stream = stream
+
+    def __call__(self, k: int) -> int:
+        stream = self._stream
+        if isinstance(stream._bits, _Unseeded):  # else a caller kept this object: delegate
+            seed = stream._seed
+            if seed is None:
+                seed = stream._seed = derive_seed(stream._root, stream.name)
+            stream._bits = random.Random(seed).getrandbits
+        return stream._bits(k)
 
 
 class Entropy:

@@ -45,7 +45,7 @@ from seedbed.errors import (
     UncaughtError,
     UsageError,
 )
-from seedbed.faults._hooks import hooks_of
+from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
 from seedbed.faults._profile import FaultProfile, draw_swarm
 from seedbed.net import NetworkConfig
@@ -412,7 +412,7 @@ class _Run:
     def _assertions(self) -> dict[str, dict[str, Any]]:
         """The run's assertion catalog: its `always`/`sometimes`/... calls and
         the scenario's invariants and liveness predicates."""
-        return {**hooks_of(self.sim.loop).assertions(), **self.oracles.catalog()}
+        return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}

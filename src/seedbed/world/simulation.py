@@ -97,7 +97,7 @@ class Simulation:
         if interleave:
             self._driver.enable_lanes(NODE)
         self._driver.set_wall_clock(wall_ns)
-        self._clock = clock or ClockConfig()
+        self._clock = clock or _DEFAULT_CLOCK
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
@@ -694,6 +694,7 @@ _COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfi
 # Scenario's set-up): frozen, and nothing changes a config in place.
 _DEFAULT_NETWORK = NetworkConfig()
 _DEFAULT_DISK = DiskConfig()
+_DEFAULT_CLOCK = ClockConfig()
 
 
 def _loop_config(options: dict[str, Any]) -> LoopConfig:
