@@ -50,6 +50,15 @@ def test_streams_are_independent_so_a_new_draw_in_one_never_shifts_another() -> 
     ]
 
 
+def test_a_stream_seeded_at_its_first_draw_draws_what_an_eagerly_seeded_one_does() -> None:
+    from seedbed._core.entropy import Stream
+
+    lazy = Entropy(SEED, Trace()).stream("disk n1")  # seeded only when it first draws
+    eager = Stream("disk n1", derive_seed(SEED, "disk n1"), Trace())
+    assert [lazy.below(10**9, "x") for _ in range(5)] == [eager.below(10**9, "x") for _ in range(5)]
+    assert lazy.raw(64) == eager.raw(64)
+
+
 def test_different_seeds_and_names_derive_different_stream_seeds() -> None:
     seeds = {derive_seed(s, n) for s in range(50) for n in ("loop", "net", "user")}
     assert len(seeds) == 150

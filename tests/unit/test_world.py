@@ -341,6 +341,11 @@ def test_bad_setup_is_refused_with_a_clear_message() -> None:
         Simulation(seed=1).run()
     with pytest.raises(UsageError, match="unknown Simulation option"):
         Simulation(seed=1, colour="blue")
+    Simulation(seed=1, strict=True)  # a valid config is kept for the next world...
+    with pytest.raises(UsageError, match="strict"):  # ...never one equal to a bad one
+        Simulation(seed=1, strict=1)
+    with pytest.raises(UsageError, match="strict"):
+        Simulation(seed=1, strict=[True])  # cannot be a key: validated all the same
 
 
 def test_a_restarted_node_keeps_only_what_its_disk_made_durable() -> None:

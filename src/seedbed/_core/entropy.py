@@ -29,7 +29,7 @@ import math
 import random
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from seedbed._core.contract import broken, require
@@ -62,15 +62,27 @@ def derive_seed(root: int, name: str) -> int:
 
 
 class Stream:
-    """One named sequence of labelled draws. Create through `Entropy.stream`."""
+    """One named sequence of labelled draws. Create through `Entropy.stream`.
 
-    __slots__ = ("_bits", "_name_word", "_trace", "name")
+    Its generator is made at its first draw, not with the stream: a world
+    asks for a stream per disk, the network, the clocks, and a small system
+    draws from few of them, while seeding an MT19937 costs about as much as
+    a hundred draws (issue 30). The seed, and so every value, is the same.
+    """
 
-    def __init__(self, name: str, seed: int, trace: Trace) -> None:
+    __slots__ = ("_bits", "_name_word", "_root", "_seed", "_trace", "name")
+
+    def __init__(self, name: str, seed: int | None, trace: Trace, root: int = 0) -> None:
+        """`seed` None: derived from `root` and `name` at the first draw."""
         self.name = name
         self._name_word = word_of(name)
-        self._bits = random.Random(seed).getrandbits
+        self._seed = seed
+        self._root = root
         self._trace = trace
+        # Replaced by the generator's own `getrandbits` at the first draw, so the
+        # hot path is a slot read and a C call, as before (a `__getattr__` hook
+        # would slow every attribute read of the class).
+        self._bits: Callable[[int], int] = _Unseeded(self)
 
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
@@ -170,6 +182,24 @@ class Stream:
         return value
 
 
+class _Unseeded:
+    """A stream's bits before its first draw: seeds the generator, then steps aside."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: Stream) -> None:
+        self._stream = stream
+
+    def __call__(self, k: int) -> int:
+        stream = self._stream
+        if isinstance(stream._bits, _Unseeded):  # else a caller kept this object: delegate
+            seed = stream._seed
+            if seed is None:
+                seed = stream._seed = derive_seed(stream._root, stream.name)
+            stream._bits = random.Random(seed).getrandbits
+        return stream._bits(k)
+
+
 class Entropy:
     """The root of a run's randomness: a seed and the streams derived from it."""
 
@@ -185,8 +215,8 @@ class Entropy:
         stream = self._streams.get(name)
         if stream is None:
             require(name not in self._streams, "an entropy stream is derived once per name")
-            if choice_session is None:
-                stream = Stream(name, derive_seed(self.seed, name), self._trace)
+            if choice_session is None:  # its seed is derived at its first draw
+                stream = Stream(name, None, self._trace, self.seed)
             else:
                 seed = derive_seed(self.seed, name)
                 stream = choice_session.stream(self, name, seed, self._trace)

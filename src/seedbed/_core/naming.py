@@ -15,6 +15,7 @@ functions).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -134,9 +135,19 @@ def describe_scenario(scenario: Any) -> str | None:
     module = sys.modules.get(module_name) if module_name else None
     if module is None:
         return None
+    # A scenario names itself once per seed: the answer is kept on it while its
+    # module still holds it under that name and the working directory is the same.
+    cwd = os.getcwd()
+    kept = getattr(scenario, "_described", None)
+    if kept is not None and kept[0] == cwd and vars(module).get(kept[1]) is scenario:
+        target: str | None = kept[2]
+        return target
     for attr, value in vars(module).items():  # a module's namespace: definition order
         if value is scenario:
-            return _target_in(module.__name__, attr)
+            target = _target_in(module.__name__, attr)
+            with contextlib.suppress(AttributeError):  # an object that takes no attributes
+                scenario._described = (cwd, attr, target)
+            return target
     return None
 
 

@@ -89,6 +89,15 @@ def hooks_of(loop: SeedbedLoop) -> RunHooks:
     return hooks
 
 
+def assertions_of(loop: SeedbedLoop) -> dict[str, dict[str, Any]]:
+    """The loop's assertion catalog (`RunHooks.assertions`), without making hook
+    state for a run that never used any: its catalog is empty (and a scenario
+    asks every seed). Made as usual while runs' hooks are being collected."""
+    if collecting is None and _ATTR not in loop.__dict__:
+        return {}
+    return hooks_of(loop).assertions()
+
+
 def current_hooks() -> RunHooks | None:
     """The running seedbed loop's hook state, or None outside a simulation."""
     loop = _running_loop()

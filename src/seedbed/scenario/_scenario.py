@@ -45,7 +45,7 @@ from seedbed.errors import (
     UncaughtError,
     UsageError,
 )
-from seedbed.faults._hooks import hooks_of
+from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
 from seedbed.faults._profile import FaultProfile, draw_swarm
 from seedbed.net import NetworkConfig
@@ -330,8 +330,9 @@ class _Run:
                 key: value.as_dict() if isinstance(value, NetworkConfig) else value
                 for key, value in swarm_loop.items()
             }
-        traced = profile.traced() if profile is not None else None  # hashes kept (`traced`)
-        sim.loop.trace.emit("scenario", self.scenario.name, json.dumps(traced, sort_keys=True))
+        # The profile as hashed since `traced` was added ("null": no profile).
+        traced = json.dumps(profile.traced(), sort_keys=True) if profile is not None else "null"
+        sim.loop.trace.emit("scenario", self.scenario.name, traced)
         if self.scenario.faults == "swarm":
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:
@@ -344,7 +345,8 @@ class _Run:
         sim = self.sim
         self.scenario.setup(sim)
         sim.trace_header["params"] = dict(sim.params.drawn)
-        sim.loop.driver.after_node_step = self.oracles
+        if self.scenario.invariants or self.scenario.liveness:  # else the hook does nothing
+            sim.loop.driver.after_node_step = self.oracles
         if self.profile is not None:
             self.nemesis = Nemesis(sim, self.profile, sim.loop.entropy.stream("nemesis"))
         result = sim.run_driven(self._phases)
@@ -410,7 +412,7 @@ class _Run:
     def _assertions(self) -> dict[str, dict[str, Any]]:
         """The run's assertion catalog: its `always`/`sometimes`/... calls and
         the scenario's invariants and liveness predicates."""
-        return {**hooks_of(self.sim.loop).assertions(), **self.oracles.catalog()}
+        return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}

@@ -87,10 +87,7 @@ class Simulation:
     ) -> None:
         self.seed = check_seed(seed)
         _check_components(clock=clock, network=network, disk=disk, interleave=interleave)
-        try:
-            config = LoopConfig(**loop_options)
-        except TypeError as exc:
-            raise UsageError(f"unknown Simulation option: {exc}") from None
+        config = _loop_config(loop_options)
         self._trace_path = trace
         self._recorded = self._read_recording(replay)
         events = cast(Sequence[Event], self._recorded.events) if self._recorded else None
@@ -100,7 +97,7 @@ class Simulation:
         if interleave:
             self._driver.enable_lanes(NODE)
         self._driver.set_wall_clock(wall_ns)
-        self._clock = clock or ClockConfig()
+        self._clock = clock or _DEFAULT_CLOCK
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
@@ -697,6 +694,32 @@ _COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfi
 # Scenario's set-up): frozen, and nothing changes a config in place.
 _DEFAULT_NETWORK = NetworkConfig()
 _DEFAULT_DISK = DiskConfig()
+_DEFAULT_CLOCK = ClockConfig()
+
+
+def _loop_config(options: dict[str, Any]) -> LoopConfig:
+    """The `LoopConfig` of these options, validated once per distinct set, not per seed.
+
+    A scenario builds a world per seed from the same options; a `LoopConfig`
+    is frozen, so one object serves them all. Keyed by each value's type as
+    well (`True == 1`, yet `strict=1` must still be refused); options that
+    cannot be a key (a list, by mistake) are validated each time.
+    """
+    try:
+        key = tuple((name, type(value), value) for name, value in options.items())
+        return _cached_loop_config(key)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise UsageError(f"unknown Simulation option: {exc}") from None
+    try:
+        return LoopConfig(**options)
+    except TypeError as exc:
+        raise UsageError(f"unknown Simulation option: {exc}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_loop_config(key: tuple[tuple[str, type, Any], ...]) -> LoopConfig:
+    return LoopConfig(**{name: value for name, _, value in key})
 
 
 def _check_components(**given: Any) -> None:

@@ -199,6 +199,10 @@ def _quiet_worker(distributed: Any) -> type:
         async def heartbeat(self) -> None:
             await super().heartbeat()  # which sets the interval the scheduler asks for
             self.periodic_callbacks["heartbeat"].callback_time = _HEARTBEAT * 1000
+            # Looks for a task's missing inputs every second: a batch has none.
+            missing = self.periodic_callbacks.get("find-missing")
+            if missing is not None:
+                missing.callback_time = _HEARTBEAT * 1000
 
     return QuietWorker
 
@@ -259,10 +263,14 @@ def _connect(scheduler: str) -> tuple[Any, Any]:
                 n_workers=int(count), threads_per_worker=1, processes=LOCAL_PROCESSES,
                 **({} if LOCAL_PROCESSES else {"worker_class": _quiet_worker(distributed)}),
                 dashboard_address=None, silence_logs=50,
+                scheduler_sync_interval=_HEARTBEAT,  # a dashboard's metadata: 1 RPC/s by default
             )  # fmt: skip
+            # Made inside the block too: it reads its scheduler-info interval when made
+            # (made after, it asked for every worker's identity every 2 s).
+            client = distributed.Client(cluster)
         if not LOCAL_PROCESSES:
             _quiet_scheduler(cluster)
-        return distributed.Client(cluster), cluster
+        return client, cluster
     try:
         return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
     except (OSError, TimeoutError, ValueError) as exc:
@@ -296,6 +304,8 @@ class DaskPool:
         self._batches = 0
         self._timed, self._seed_seconds = 0, 0.0  # records received and their seeds' wall time
         self._threads, self._asked = 1, -math.inf
+        if self._cluster is not None and not LOCAL_PROCESSES:  # threads here: none join or leave
+            self._threads, self._asked = int(scheduler.removeprefix("local:")), math.inf
 
     @property
     def threads(self) -> int:
