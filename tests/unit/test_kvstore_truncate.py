@@ -8,7 +8,8 @@ that tail, and a crash just before the truncation's fsync left the file
 truncated. Raft lets a replica lose exactly those entries, but the replica
 told the oracle of the cut only once it was durable, so the oracle held the
 restarted replica to them. The cut is now reported before the disk is
-touched. Either outcome of the crash (the cut on the disk or not) must pass.
+touched. Either outcome of the crash (the cut on the disk or not) must pass;
+entries below the cut stay promised, and a disk that lost them must fail.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from examples.kvstore.oracles import Oracle
+from examples.kvstore.oracles import KEPT, Oracle
 from examples.kvstore.raft import Replica
 from examples.kvstore.storage import Storage
 
@@ -89,3 +90,22 @@ def test_a_crash_inside_a_newer_leaders_truncation_keeps_the_promises(
     restarted = asyncio.run(_crash_in_truncation(tmp_path, oracle, cut=cut))
     assert oracle.restarts_checked == 1  # held to its promises, and they held
     assert restarted.log.last_index == (3 if cut else 5)
+    assert oracle.acked["n1"] == [(3, 1)]  # what it still owes: 1-3
+
+
+def test_losing_entries_below_the_cut_still_fails_the_restart(tmp_path: Path) -> None:
+    # The point cut away (5 of term 1) also stood for 1-3, which the replica
+    # still holds and owes: a disk that lost them (cut from 2, say) is caught.
+    async def main() -> None:
+        oracle = Oracle()
+        storage = CrashInTruncation(str(tmp_path), cut=False)
+        first = await _replica(tmp_path, oracle, storage)
+        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1)))
+        with pytest.raises(OSError):
+            await first._on_message(_append("n3", 2, 3, 1, _entries(4, 4, term=2)))
+        await Storage.truncate_from(storage, 2)  # the wrong cut, made durable
+        await storage.close()
+        await _replica(tmp_path, oracle)
+
+    with pytest.raises(AssertionError, match=KEPT):
+        asyncio.run(main())
