@@ -205,10 +205,20 @@ class Oracle:
                 self.acked[name] = [point for point in points if point[0] > snap_index]
 
     def truncated(self, name: str, index: int) -> None:
-        """Replica `name` cut its log from `index` on: a newer leader's entries replace them."""
+        """Replica `name` cut its log from `index` on: a newer leader's entries replace them.
+
+        Reported as the replica decides the cut (its log already cut, the disk not
+        yet). A point cut away also stood for the entries below the cut (log
+        matching), which the replica still owes: its entry just below the cut
+        stands for them."""
         points = self.acked.get(name)
         if points:
-            self.acked[name] = [point for point in points if point[0] < index]
+            kept = [point for point in points if point[0] < index]
+            log = self.replicas[name].log
+            below = log.term_at(index - 1) if index - 1 > log.snap_index else None
+            if len(kept) < len(points) and below is not None and (index - 1, below) not in kept:
+                kept.append((index - 1, below))
+            self.acked[name] = kept
 
     # -- elections ----------------------------------------------------------
 

@@ -544,9 +544,12 @@ class Replica:
                     commit=self.commit,
                 )
                 self.log.truncate_from(index)
-                await self.storage.truncate_from(index)
+                # The promise of the cut entries ends here, before the disk: a crash
+                # or a failed fsync inside `truncate_from` may leave them or not,
+                # and either is what this newer leader's entries allow.
                 if self.observer is not None:
                     self.observer.truncated(self.name, index)
+                await self.storage.truncate_from(index)
             self.log.append(entry)
             new.append(entry)
         return new
