@@ -184,12 +184,14 @@ def _heldout(swarm: int, named: int, only: str, scenarios: str, timeout: float) 
             done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
                                   timeout=timeout, check=False)  # fmt: skip
             row = json.loads(done.stdout.strip().splitlines()[-1])
-        except subprocess.TimeoutExpired:  # undecided: counted as a survivor, said so
-            row = {"killed_by": None, "why": f"stopped after {timeout:.0f}s", "runs": 0, "cpu": 0}
+        except subprocess.TimeoutExpired:  # undecided: not a kill, and said so, never "survived"
+            row = {"killed_by": None, "why": f"stopped after {timeout:.0f}s wall (raise --timeout)",
+                   "runs": 0, "cpu": 0, "undecided": True}  # fmt: skip
         except (IndexError, json.JSONDecodeError):
             row = {"killed_by": "crashed", "why": done.stderr[-160:], "runs": 0, "cpu": 0}
         results[mutant.name] = row
         verdict = f"killed by {row['killed_by']}" if row["killed_by"] else "SURVIVED"
+        verdict = "UNDECIDED" if row.get("undecided") else verdict
         print(f"  {mutant.name}: {verdict} ({row['runs']} runs, {row['cpu']}s CPU)"
               + (f": {row['why']}" if row.get("why") else ""), flush=True)  # fmt: skip
     real = [m.name for m in mutants if m in HELDOUT]
@@ -197,6 +199,9 @@ def _heldout(swarm: int, named: int, only: str, scenarios: str, timeout: float) 
     false_alarms = [m.name for m in mutants if m in CONTROLS and results[m.name]["killed_by"]]
     print(f"held-out kill rate: {len(killed)}/{len(real)} ({len(killed) / max(1, len(real)):.0%})")
     print(f"controls killed (false alarms): {len(false_alarms)} {false_alarms or ''}")
+    undecided = [name for name, row in results.items() if row.get("undecided")]
+    if undecided:
+        print(f"undecided (timed out, counted as not killed): {', '.join(undecided)}")
 
 
 def _report(
