@@ -215,3 +215,62 @@ def test_the_in_place_turn_draws_and_orders_as_the_index_order_does() -> None:
         in_place = deque(range(40))
         _turn_in_place(in_place, Entropy(seed, Trace()).stream("loop"))
         assert list(in_place) == as_indices
+
+
+async def _yield_spawn_and_wake() -> tuple[object, ...]:
+    """Batches of lone steps (yielders) next to every way a batch stops being
+    one: two tasks started by one step, plain callbacks, wakeups, a cancelled
+    handle, a timer, tasks one event wakes."""
+    loop = asyncio.get_running_loop()
+    log: list[object] = []
+    event = asyncio.Event()
+
+    async def yielder(number: int, rounds: int) -> None:
+        for round_ in range(rounds):
+            log.append((number, round_))
+            await asyncio.sleep(0)
+            if round_ == 2 and number % 7 == 0:  # two new tasks' first steps: one cause
+                await asyncio.gather(asyncio.sleep(0), asyncio.sleep(0))
+            if round_ == 3 and number % 5 == 0:
+                loop.call_soon(log.append, ("plain", number))
+                loop.call_soon(log.append, "never").cancel()
+            if round_ == 4 and number % 9 == 0:
+                await asyncio.sleep(0.002)
+
+    async def waiter(number: int) -> None:
+        await event.wait()
+        log.append(("woken", number))
+
+    waiters = [asyncio.create_task(waiter(number)) for number in range(6)]
+    await asyncio.gather(*(yielder(number, 8) for number in range(30)))
+    event.set()
+    await asyncio.gather(*waiters)
+    return tuple(log)
+
+
+def test_the_scan_free_path_orders_as_the_scan_does(monkeypatch: object) -> None:
+    # A queue the loop knows (from its counts) holds lone task steps only is
+    # reordered without looking at the handles; with that knowledge taken
+    # away (no step type to count by) every batch is scanned. Both must draw
+    # and order alike, or trace hashes would depend on which path ran.
+    import pytest
+
+    from seedbed.aio import loop as loop_module
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    taken = []
+    scan_free = loop_module.reorder_lone_steps
+
+    def counted(*args: object) -> None:
+        taken.append(1)
+        scan_free(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop_module, "reorder_lone_steps", counted)
+    fast = [seedbed.run(_yield_spawn_and_wake, seed=seed) for seed in range(12)]
+    assert taken, "no batch took the scan-free path"
+    monkeypatch.setattr(loop_module, "STEP_TYPE", None)
+    taken.clear()
+    scanned = [seedbed.run(_yield_spawn_and_wake, seed=seed) for seed in range(12)]
+    assert not taken
+    assert [(r.trace_hash, r.value) for r in fast] == [(r.trace_hash, r.value) for r in scanned]
+    assert len({r.value for r in fast}) > 1  # the seeds do explore

@@ -154,6 +154,9 @@ class LoopState:
         "in_context",
         "lane_var",
         "last_sleep_step",
+        "lone_base",
+        "lone_cause",
+        "looked_until",
         "parked",
         "paused",
         "pct",
@@ -189,7 +192,17 @@ class LoopState:
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
         # Callbacks `call_soon` queued with a context (every task step has
         # one) since a batch was last looked at for task-order exploration.
+        # Lone steps: task `__step`s queued by the steps `lone_base` + 1, + 2,
+        # ... in turn, one each (`lone_cause`: the last one's cause), so their
+        # causes are all distinct and they number `lone_cause - lone_base`;
+        # `in_context` counts the others. `looked_until` is the step count
+        # when the batch last looked at ran out (-1 after a callback left the
+        # queue without running): while the count still says so, nothing has
+        # left the queue since, and a queue as long as the lone steps holds
+        # exactly those (see _drive_with).
         self.in_context = 0
+        self.lone_base = self.lone_cause = -1
+        self.looked_until = -1
         self.timers: list[tuple[int, int, SimTimerHandle]] = []
         self.cancelled_timers = 0
         self.parked: list[tuple[str, asyncio.Future[None]]] = []

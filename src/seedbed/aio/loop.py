@@ -49,7 +49,13 @@ from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, 
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
-from seedbed.aio._explore import reorder_task_steps, round_up, tick_ns
+from seedbed.aio._explore import (
+    STEP_TYPE,
+    reorder_lone_steps,
+    reorder_task_steps,
+    round_up,
+    tick_ns,
+)
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import LaneRouter
@@ -337,7 +343,9 @@ class SeedbedLoop(TaskWatch):
                     cost = costs[position]
                 else:
                     cost = self._batch_costs(1, (handle,))[0]
-                if not handle._cancelled:
+                if handle._cancelled:  # left the queue without a step (see LoopState)
+                    st.looked_until = -1
+                else:
                     st.steps += 1
                     clock.now += cost
                     try:
@@ -356,9 +364,23 @@ class SeedbedLoop(TaskWatch):
                 # fewer than two such callbacks queued since the last batch
                 # that looked means no two steps to order. A lane's batch
                 # does not know the world's count.
-                if explore and n > 1 and (st.in_context > 1 or router is not None):
+                lone = st.lone_cause - st.lone_base
+                looked = explore and n > 1 and (st.in_context + lone > 1 or router is not None)
+                if looked:
+                    # Nothing left the queue since the last batch looked at ran
+                    # out, so it holds what was queued since; if that was only
+                    # lone steps, the scan would find just that (see LoopState).
+                    if (
+                        lone == n
+                        and st.steps == st.looked_until
+                        and router is None
+                        and st.pct is None
+                    ):
+                        reorder_lone_steps(queue, st.sched)
+                    else:
+                        reorder_task_steps(queue, n, st.sched, st.pct)
                     st.in_context = 0
-                    reorder_task_steps(queue, n, st.sched, st.pct)
+                    st.lone_base = st.lone_cause = st.steps
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
@@ -374,6 +396,7 @@ class SeedbedLoop(TaskWatch):
                 for cost in batch:
                     handle = take()
                     if handle._cancelled:
+                        st.looked_until = -1  # left the queue without a step
                         continue
                     st.steps += 1
                     clock.now += cost
@@ -383,6 +406,8 @@ class SeedbedLoop(TaskWatch):
                         raise
                     except BaseException as exc:
                         self._callback_failed(exc, handle)
+                if looked:  # ran out: from here the queue holds what it queued
+                    st.looked_until = st.steps
                 if router is not None:
                     if queue:
                         router.settle()  # the step budget cut the batch: the lane keeps work
@@ -636,12 +661,18 @@ class SeedbedLoop(TaskWatch):
         handle._cancelled = False
         handle._loop = self
         st = self._st
+        # `cause`: the callback running now scheduled it (see _explore).
         if context is None:  # user code's call_soon: a plain callback
             handle._context = contextvars.copy_context()
+            handle.cause = st.steps
         else:  # a task's step or wakeup, or a future's done callback
             handle._context = context
-            st.in_context += 1  # counted for the reorder's skip (see _drive_with)
-        handle.cause = st.steps  # the callback running now scheduled it (see _explore)
+            # Counted for the reorder's skip and its scan-free path (see LoopState).
+            cause = handle.cause = st.steps
+            if type(callback) is STEP_TYPE and cause - 1 == st.lone_cause:
+                st.lone_cause = cause  # a lone step: one more, no counter to bump
+            else:
+                st.in_context += 1
         st.ready.append(handle)
         return handle
 
