@@ -705,12 +705,15 @@ def _loop_config(options: dict[str, Any]) -> LoopConfig:
     well (`True == 1`, yet `strict=1` must still be refused); options that
     cannot be a key (a list, by mistake) are validated each time.
     """
+    key = tuple((name, type(value), value) for name, value in options.items())
     try:
-        key = tuple((name, type(value), value) for name, value in options.items())
-        return _cached_loop_config(key)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise UsageError(f"unknown Simulation option: {exc}") from None
+        hash(key)
+    except TypeError:
+        return _new_loop_config(options)
+    return _cached_loop_config(key)
+
+
+def _new_loop_config(options: dict[str, Any]) -> LoopConfig:
     try:
         return LoopConfig(**options)
     except TypeError as exc:
@@ -719,7 +722,7 @@ def _loop_config(options: dict[str, Any]) -> LoopConfig:
 
 @functools.lru_cache(maxsize=64)
 def _cached_loop_config(key: tuple[tuple[str, type, Any], ...]) -> LoopConfig:
-    return LoopConfig(**{name: value for name, _, value in key})
+    return _new_loop_config({name: value for name, _, value in key})
 
 
 def _check_components(**given: Any) -> None:
