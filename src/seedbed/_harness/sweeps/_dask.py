@@ -59,7 +59,7 @@ EXTRA = (
     f"pip install '{DASK_REQUIREMENT}' (or uv add '{DASK_REQUIREMENT}')"
 )
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
-_TICK = 0.25  # seconds between progress updates while waiting
+_TICK = 1.0  # seconds between progress checks while waiting (a status line is due every 5 s)
 _MAX_BATCH = 100  # seeds per batch at most: a worker's death sends at most this many again
 _IN_FLIGHT = 2  # batches per feeder: one running, the next waiting in its queue
 _SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last

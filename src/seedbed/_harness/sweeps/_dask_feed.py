@@ -37,7 +37,7 @@ from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed.errors import UsageError
 
 Record = dict[str, Any]
-FLUSH = 2.0  # seconds a finished record may wait on its worker to travel with others
+FLUSH = 5.0  # seconds a finished record may wait on its worker to travel with others
 TICK = 1.0  # seconds between a feeder's checks while a seed runs (the local pool's: 0.25)
 IDLE = 30.0  # seconds a feeder waits for work before it ends (its client may be gone)
 STOP = "stop"  # the item that ends a feeder: its sweep is closing
