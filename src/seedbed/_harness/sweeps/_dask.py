@@ -63,7 +63,7 @@ _TICK = 1.0  # seconds between progress checks while waiting (a status line is d
 _MAX_BATCH = 100  # seeds per batch at most: a worker's death sends at most this many again
 _IN_FLIGHT = 2  # batches per feeder: one running, the next waiting in its queue
 _SHARE = 2  # a batch takes 1/(_SHARE * threads) of the seeds not yet sent: big first, small last
-_SHORTEST = 0.1  # seconds of seeds a batch holds at least: a batch costs Dask ~3 ms of CPU
+_SHORTEST = 0.1  # seconds of seeds a batch holds at least: a batch costs Dask ~1.5 ms of CPU
 _ASK_EVERY = 5.0  # seconds between asking the scheduler how many worker threads it has
 LOCAL_PROCESSES = False  # local:N runs its Dask workers as threads here (see `_connect`)
 _ATTEMPTS = 3  # times a seed is sent before its missing record is an error
@@ -395,9 +395,10 @@ class DaskPool:
         if self._cluster is not None:
             _dask_feed.stopping.set()  # our cluster's batches run in this process's threads
         try:
-            for feeder in self._feeders:
-                with contextlib.suppress(Exception):  # the cluster may be gone already
-                    feeder.queue.put(_dask_feed.STOP)
+            # Only to a scheduler still there: a put to a lost one waits to reconnect.
+            for feeder in self._feeders if self._client.status == "running" else ():
+                with contextlib.suppress(Exception):  # it may go while we tell them
+                    feeder.queue.put(_dask_feed.STOP, timeout=_TICK)
             self._client.unsubscribe_topic(self._topic)
             self._client.close()
         finally:
