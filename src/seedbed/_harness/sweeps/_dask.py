@@ -41,7 +41,7 @@ import os
 import queue
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,9 +279,9 @@ class DaskPool:
         for feeder in list(self._feeders):
             if feeder.worker not in self._workers or feeder.future.done():
                 self._retire(feeder, todo)
+        have = Counter(feeder.worker for feeder in self._feeders)
         for address, count in sorted(self._workers.items()):
-            have = sum(1 for feeder in self._feeders if feeder.worker == address)
-            for _ in range(count - have):
+            for _ in range(count - have[address]):
                 self._feeders.append(self._start(address))
 
     def _start(self, address: str) -> _Feeder:
@@ -367,10 +367,13 @@ class DaskPool:
             while True:
                 if "usage" in message:  # the target cannot run there: the sweep stops
                     raise UsageError(str(message["usage"]))
-                for record in message.get("records", ()):
-                    self._take(record, on_record)
-                if "done" in message and message["done"] in self._batches:
-                    self._done(int(message["done"]), todo)
+                # Only a batch still waited for: one of a feeder retired while its worker
+                # lived on is sent again, and an earlier call's seed may be a new plan.
+                if message.get("batch") in self._batches:
+                    for record in message["records"]:
+                        self._take(record, on_record)
+                    if message.get("done"):
+                        self._done(int(message["batch"]), todo)
                 message = self._arrived.get_nowait()
         except queue.Empty:
             return

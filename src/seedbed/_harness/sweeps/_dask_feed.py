@@ -9,7 +9,9 @@ its whole life: the task takes batches of requests from its own Dask `Queue`
 process of its thread, and sends records under the sweep's topic with
 `Worker.log_event` (non-blocking: the worker's batched stream), a few at a
 time: at most one message per `FLUSH` s while a batch runs, and one at its
-end marked `done`, which tells the client the feeder is free again.
+end marked `done`, which tells the client the feeder is free again. Each
+message names its batch: the client takes records only of batches it still
+waits for.
 
 A batch runs through seedbed's own worker process (`_pool.WorkerPool` with
 one process, kept per thread across batches), never in the Dask worker
@@ -93,21 +95,22 @@ class Sender:
         self._worker, self._topic = worker, topic
         self._pending: list[Record] = []
         self._sent = time.monotonic()
+        self.batch = 0  # the batch running: every message names it, its records all of it
 
     def add(self, record: Record) -> None:
         self._pending.append(record)
         self.flush(force=False)
 
-    def flush(self, force: bool = True, done: int | None = None) -> None:
+    def flush(self, force: bool = True, done: bool = False) -> None:
         now = time.monotonic()
-        if done is None and not (self._pending and (force or now - self._sent >= FLUSH)):
+        if not done and not (self._pending and (force or now - self._sent >= FLUSH)):
             return
         # One JSON string, not a list of dicts: Dask walks a nested message
         # several times (a msgpack check, a size estimate, encode and decode on
         # the scheduler and the client); a string it copies.
-        message: Record = {"records": json.dumps(self._pending)}
-        if done is not None:
-            message["done"] = done
+        message: Record = {"batch": self.batch, "records": json.dumps(self._pending)}
+        if done:
+            message["done"] = True
         self._worker.log_event(self._topic, message)
         self._pending, self._sent = [], now
 
@@ -145,9 +148,10 @@ def feed(settings: dict[str, Any], queue: str, topic: str, seed_timeout: float,
         if item == STOP:
             break
         batch = json.loads(item)
+        sender.batch = int(batch["batch"])
         if not _run(settings, batch["requests"], sender, seed_timeout, module):
             break
-        sender.flush(done=int(batch["batch"]))
+        sender.flush(done=True)
     return "stopped"
 
 
