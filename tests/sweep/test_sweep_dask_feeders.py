@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,39 @@ def test_every_batch_of_a_search_goes_to_the_same_feeders_and_idle_ones_start_ag
         again = _feed_tasks(pool)
         assert len(again) == 2 and not set(again) & set(first), (first, again)
     finally:
+        pool.close()
+
+
+# Another user's task holding a worker's thread (local:N's workers are threads here).
+_holding, _released = threading.Event(), threading.Event()
+
+
+def _hold_a_thread() -> bool:
+    _holding.set()
+    return _released.wait(timeout=60)  # False: it was never released, the sweep waited on it
+
+
+def test_a_worker_busy_with_other_work_gets_no_batches_its_feeder_would_sit_on(
+    tmp_path: Path,
+) -> None:
+    """On a cluster shared with other work a feeder may wait for its thread: it gets
+    batches once it runs, so the sweep ends on the free workers meanwhile."""
+    settings = _settings(tmp_path)
+    local = WorkerPool(settings, 2, tmp_path / "logs", seed_timeout=60.0)
+    try:
+        expected = _answers(local, range(20))
+    finally:
+        local.close()
+    pool = DaskPool("local:2", settings, seed_timeout=60.0)
+    try:
+        busy = sorted(pool._client.nthreads())[0]
+        other = pool._client.submit(_hold_a_thread, workers=[busy], pure=False)
+        assert _holding.wait(timeout=60)
+        assert _answers(pool, range(20)) == expected
+        _released.set()
+        assert other.result() is True, "the sweep waited for the busy worker"
+    finally:
+        _released.set()
         pool.close()
 
 

@@ -15,7 +15,8 @@ last of each batch marked `done`; the client takes records only of batches
 it still waits for. The client keeps each feeder one batch
 ahead while many seeds remain, so no worker waits for the client, and only
 one batch each near the end, so none sits on a queued batch while another
-worker idles.
+worker idles. A feeder gets batches only once it says it runs: on a cluster
+shared with other work, one still waiting for a thread holds none.
 
 A worker that dies mid-batch loses only records it had not yet sent. The
 client asks the scheduler for its workers every `_ASK_EVERY` s: a feeder
@@ -204,6 +205,8 @@ class _Feeder:
     worker: str  # the Dask worker it is pinned to
     queue: Any  # its `distributed.Queue` of batches
     future: Any
+    name: str  # its queue's, which its first message names
+    started: bool = False  # it said so: only then does it get batches
     batches: deque[int] = field(default_factory=deque)  # given, not yet done; oldest first
 
 
@@ -299,7 +302,7 @@ class DaskPool:
             workers=[address], allow_other_workers=False,
         )  # fmt: skip
         future.add_done_callback(lambda _: self._arrived.put({}))  # wakes `run`
-        return _Feeder(address, work, future)
+        return _Feeder(address, work, future, name)
 
     def _retire(self, feeder: _Feeder, todo: deque[int]) -> None:
         """Forget a feeder; the seeds of its batches with no record yet go first next."""
@@ -322,7 +325,7 @@ class DaskPool:
         seeds remain (near the end a second would leave others idle at the last)."""
         ahead = len(todo) > _IN_FLIGHT * len(self._feeders)
         for feeder in self._feeders:
-            while todo and len(feeder.batches) < (_IN_FLIGHT if ahead else 1):
+            while feeder.started and todo and len(feeder.batches) < (_IN_FLIGHT if ahead else 1):
                 seeds = [todo.popleft() for _ in range(self._batch_size(len(todo)))]
                 self._give(feeder, seeds)
 
@@ -370,6 +373,8 @@ class DaskPool:
             while True:
                 if "usage" in message:  # the target cannot run there: the sweep stops
                     raise UsageError(str(message["usage"]))
+                if "started" in message:
+                    self._started(str(message["started"]))
                 # Only a batch still waited for: one of a feeder retired while its worker
                 # lived on is sent again, and an earlier call's seed may be a new plan.
                 if message.get("batch") in self._batches:
@@ -380,6 +385,11 @@ class DaskPool:
                 message = self._arrived.get_nowait()
         except queue.Empty:
             return
+
+    def _started(self, name: str) -> None:
+        for feeder in self._feeders:
+            if feeder.name == name:
+                feeder.started = True
 
     def _done(self, batch: int, todo: deque[int]) -> None:
         feeder, _ = self._batches[batch]

@@ -139,6 +139,9 @@ def feed(settings: dict[str, Any], queue: str, topic: str, seed_timeout: float,
     worker = distributed.get_worker()
     work = distributed.Queue(queue)
     _quiet_client(work.client, in_process)
+    # Only a feeder that runs gets batches: on a cluster shared with other work, one
+    # still waiting for its thread would hold them while the others idle.
+    worker.log_event(topic, {"started": queue})
     sender = Sender(worker, topic)
     while not stopping.is_set():
         try:
