@@ -143,19 +143,22 @@ def feed(settings: dict[str, Any], queue: str, topic: str, seed_timeout: float,
     # still waiting for its thread would hold them while the others idle.
     worker.log_event(topic, {"started": queue})
     sender = Sender(worker, topic)
-    while not stopping.is_set():
-        try:
-            item = work.get(timeout=IDLE)
-        except TimeoutError:
-            return "idle"
-        if item == STOP:
-            break
-        batch = json.loads(item)
-        sender.batch = int(batch["batch"])
-        if not _run(settings, batch["requests"], sender, seed_timeout, module):
-            break
-        sender.flush(done=True)
-    return "stopped"
+    try:
+        while not stopping.is_set():
+            try:
+                item = work.get(timeout=IDLE)
+            except TimeoutError:
+                return "idle"
+            if item == STOP:
+                break
+            batch = json.loads(item)
+            sender.batch = int(batch["batch"])
+            if not _run(settings, batch["requests"], sender, seed_timeout, module):
+                break
+            sender.flush(done=True)
+        return "stopped"
+    finally:
+        _drop_pool()  # its seedbed process would outlive the sweep on a real cluster's thread
 
 
 def _run(settings: dict[str, Any], requests: list[Record], sender: Sender, seed_timeout: float,
