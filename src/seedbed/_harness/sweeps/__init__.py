@@ -5,8 +5,10 @@ The pieces, one job each:
 - `_record`: one finished seed as the JSON record of the results file.
 - `_worker`: the worker process, which runs one seed per request.
 - `_pool`: the parent's side: workers, the wall-clock watchdog, crashes.
-- `_dask`: the same interface on a Dask cluster (`--scheduler`), batches of
-  seeds through a `_pool` on each Dask worker, records streamed back.
+- `_dask`: the same interface on a Dask cluster (`--scheduler`): the client,
+  handing batches of seeds to one long task per worker thread.
+- `_dask_feed`: that task, on the Dask worker: each batch through a `_pool`
+  of its thread, records streamed back a few at a time.
 - `_results`: `DIR/results.jsonl`, appended and flushed per seed; resume.
 - `_summary`: totals, failure buckets, fault effectiveness, assertions.
 - `_display`: progress on a terminal, status lines elsewhere, the summary.

@@ -60,6 +60,7 @@ class WorkerPool:
         seed_timeout: float,
         hash_seed: str | None = None,
         worker: str = _WORKER,
+        tick: float = _TICK,
     ) -> None:
         self._settings = {**settings, "parent": os.getpid()}
         self._worker = worker  # the module each worker runs: a sweep's, or a search's
@@ -67,6 +68,7 @@ class WorkerPool:
         self._log_dir = log_dir
         self._seed_timeout = seed_timeout
         self._hash_seed = hash_seed
+        self._tick = tick  # seconds between `on_tick` calls while seeds run, at most
         self._selector = selectors.DefaultSelector()
         self._workers: dict[int, _Worker] = {}  # by slot
         self._queue: deque[Record] = deque()
@@ -231,7 +233,7 @@ class WorkerPool:
             for worker in self._workers.values()
             if worker.request is not None or not worker.ready
         ]
-        return max(0.0, min([_TICK, *deadlines]))
+        return max(0.0, min([self._tick, *deadlines]))
 
 
 def _death(returncode: int | None) -> str:
