@@ -178,14 +178,19 @@ class SimDisk:
         await self._io("read", file.path, file.epoch)
         if file.node.lost:
             self._stale(file)
-        if self._stream.chance(
-            self.config.read_error_probability, f"disk {self.name} read error {file.path}"
+        config = self.config  # a zero probability draws nothing: no label to build
+        if config.read_error_probability > 0 and self._stream.chance(
+            config.read_error_probability, f"disk {self.name} read error {file.path}"
         ):
             self.fault_counts["read_error"] += 1
             raise oserror(errno.EIO, file.path)
         data = self._model.read(file.node, offset, n)
-        if data and self._stream.chance(
-            self.config.corrupt_read_probability, f"disk {self.name} corrupt read {file.path}"
+        if (
+            data
+            and config.corrupt_read_probability > 0
+            and self._stream.chance(
+                config.corrupt_read_probability, f"disk {self.name} corrupt read {file.path}"
+            )
         ):
             data = self._corrupt(file.path, offset, data)
         return data
@@ -216,8 +221,9 @@ class SimDisk:
         await self._io("write", file.path, file.epoch)
         if file.node.lost:
             self._stale(file)
-        if self._stream.chance(
-            self.config.write_error_probability, f"disk {self.name} write error {file.path}"
+        config = self.config  # a zero probability draws nothing: no label to build
+        if config.write_error_probability > 0 and self._stream.chance(
+            config.write_error_probability, f"disk {self.name} write error {file.path}"
         ):
             self.fault_counts["write_error"] += 1
             raise oserror(errno.EIO, file.path)
@@ -225,8 +231,8 @@ class SimDisk:
         if not data:
             return start
         landed = start
-        if self._stream.chance(
-            self.config.misdirect_write_probability, f"disk {self.name} misdirect {file.path}"
+        if config.misdirect_write_probability > 0 and self._stream.chance(
+            config.misdirect_write_probability, f"disk {self.name} misdirect {file.path}"
         ):
             landed = self._misdirect(file, start, len(data))
         self._model.write(file.node, start, data, landed)
@@ -266,8 +272,9 @@ class SimDisk:
         await self._io("fsync", file.path, file.epoch)
         if file.node.lost:
             self._stale(file)
-        if self._stream.chance(
-            self.config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
+        config = self.config  # a zero probability draws nothing: no label to build
+        if config.fsync_error_probability > 0 and self._stream.chance(
+            config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
         ):
             self.fault_counts["fsync_error"] += 1
             self._model.lose_pending(file.node)
