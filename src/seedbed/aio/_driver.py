@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from seedbed._core import Stream, Trace, to_ns
@@ -143,8 +143,10 @@ class WorldDriver:
     ) -> Any:  # fmt: skip
         return self._loop.call_at_exact(when, callback, *args, context=context)
 
-    async def sleep(self, delay: float) -> None:
-        await self._loop.sleep_exact(delay)
+    def sleep(self, delay: float) -> Coroutine[Any, Any, None]:
+        """`await driver.sleep(delay)`: the loop's exact sleep itself, not a coroutine
+        around it (one frame less to resume per disk operation)."""
+        return self._loop.sleep_exact(delay)
 
     def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
         """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""

@@ -108,6 +108,7 @@ class SeedbedLoop(TaskWatch):
     ) -> None:
         self._st = LoopState(seed, config or LoopConfig(), trace or Trace())
         self._st.trace.on_divergence = self._record_failure  # a replay ends at its divergence
+        self._driver = WorldDriver(self, self._st)  # one per loop: a disk asks per operation
         self._numbers = count(1)
         self._task_names = count(1)
         self._timer_numbers = count(1)
@@ -154,7 +155,7 @@ class SeedbedLoop(TaskWatch):
     @property
     def driver(self) -> WorldDriver:
         """The face a world drives this loop through (see `_driver`)."""
-        return WorldDriver(self, self._st)
+        return self._driver
 
     @property
     def entropy(self) -> Entropy:
@@ -812,11 +813,12 @@ class SeedbedLoop(TaskWatch):
             await asyncio.sleep(0)
             return
         waiter = self.create_future()
-        handle = self.call_later_exact(delay, _wake, waiter)
+        handle = SeedbedLoop.call_later(self, delay, _wake, waiter)
         try:
             await waiter
-        finally:
-            handle.cancel()
+        except BaseException:  # cancelled before the timer fired: it must not fire
+            handle.cancel()  # (once it fired, the heap holds nothing to cancel)
+            raise
 
     def _never(
         self,

@@ -30,7 +30,6 @@ import errno
 import os
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from seedbed._core.contract import broken, require
 
@@ -61,17 +60,31 @@ def oserror(code: int, path: str) -> OSError:
     return OSError(code, os.strerror(code), path)
 
 
-@dataclass(frozen=True)
 class Write:
-    """A pending write, where the disk will put it."""
+    """A pending write, where the disk will put it. Read-only by convention: a
+    slotted class, not a frozen dataclass, whose `__init__` costs a generic
+    `object.__setattr__` per field on every write (issue 30)."""
 
-    offset: int
-    data: bytes
+    __slots__ = ("data", "offset")
+
+    def __init__(self, offset: int, data: bytes) -> None:
+        self.offset = offset
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Write(offset={self.offset!r}, data={self.data!r})"
 
 
-@dataclass(frozen=True)
 class Truncate:
-    size: int
+    """A pending truncation (read-only by convention, as `Write`)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"Truncate(size={self.size!r})"
 
 
 class FileNode:
@@ -237,7 +250,10 @@ class DiskModel:
     @staticmethod
     def write(node: FileNode, offset: int, data: bytes, landed: int) -> None:
         """Show `data` at `offset`; the disk records it at `landed` (misdirected if not equal)."""
-        apply(node.data, Write(offset, data))  # its bytes: checked at the next fsync and crash
+        buffer = node.data  # `apply` of a Write, inlined: once per write
+        if offset > len(buffer):
+            buffer.extend(bytes(offset - len(buffer)))
+        buffer[offset : offset + len(data)] = data  # its bytes: checked at the next fsync and crash
         node.pending.append(Write(landed, data))
         if landed != offset:
             node.diverged = True
