@@ -79,6 +79,14 @@ class Storage:
     def _path(self, name: str) -> str:
         return f"{self.directory}/{name}"
 
+    def span(self) -> tuple[int, int]:
+        """(first, last): the indexes the log file holds, by this object's own account
+        (last = first - 1 when it holds none). `truncate_from` and `append` find their
+        byte offsets from it, so a replica's oracle compares it with the replica's log:
+        an account one entry off cuts the wrong bytes at the next truncation, unseen
+        until a restart reads them back."""
+        return self._first, self._first + len(self._ends) - 1
+
     async def load(self) -> Recovered:
         """Read everything back after a (re)start, repairing what can be repaired."""
         await self._make_directory()
