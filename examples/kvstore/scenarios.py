@@ -15,7 +15,9 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
   the same result; a
   leader's match index within what the follower holds; commits of the
   leader's term held by a majority; what a replica acknowledged surviving
-  its restart; every ok answer naming where its request was applied;
+  its restart; every ok answer naming where its request was applied; a
+  log's terms never going down; the storage's account of the log file
+  matching the replica's log;
 - liveness, after the faults stop (`settled`): one leader, every replica
   following it in its term, all at one commit index, none damaged;
 - liveness, after the faults stop (`progressed`): at least `min_ok` client
@@ -31,7 +33,12 @@ Pressure beyond the fault classes: `stale_leader` cuts the leader off for
 `leader_crashes` crashes new leaders just before or after one of their
 first sends or fsyncs (a no-op that reached some followers only), with a
 snapshot every 2 entries so that catching up crosses snapshot boundaries
-and snapshots end before a newer leader's entries.
+and snapshots end before a newer leader's entries; `behind_snapshot` cuts
+off a follower one entry short of the snapshot a leader just took, so that
+it comes back at the boundary between being sent entries and the snapshot;
+`deposed_leaders` cuts leaders off and heals them once replaced, so that
+they come back to a snapshot ending inside their stale tail, or cut it
+after a snapshot that emptied their log.
 """
 
 from __future__ import annotations
