@@ -24,7 +24,15 @@ Raft's claims about one instant:
 - a leader commits an entry of its own term, held by a majority's logs
   (older entries commit only beneath it: Raft's Figure 8);
 - a snapshot (taken, installed, or recovered at a restart) records the term
-  of the entry committed at its index: the term log matching compares there.
+  of the entry committed at its index: the term log matching compares there;
+- a replica's log never holds an entry of an older term after one of a newer
+  term (its snapshot's term included): leaders append in their own term, so
+  a log that does kept entries from before a conflict it should have cut
+  (checked at each snapshot and each start);
+- each time a replica says its log is durable (an acknowledgement), its
+  storage's account of the log file (the indexes it holds, from which it
+  finds the bytes to cut at a truncation) is the replica's log: an account
+  one entry off cuts the wrong bytes later, unseen until a restart.
 
 Promises that must outlive a crash:
 
@@ -59,6 +67,8 @@ COMMIT_QUORUM = "kvstore: a leader commits an entry of its term that a majority'
 SAME_RESULT = "kvstore: every replica's state machine gives the same result at an index"
 CLIENT_OK = "kvstore: every operation acknowledged ok was applied as that request"
 SNAPSHOT_TERM = "kvstore: a snapshot's term is that of the committed entry it ends at"
+LOG_ACCOUNT = "kvstore: a replica's log file holds its log's indexes, by the store's account"
+TERMS_ORDERED = "kvstore: a replica's log never holds an older term after a newer one"
 PRUNE_AT = 128  # acknowledged points kept per replica before those under its snapshot go
 
 
@@ -114,6 +124,9 @@ class Oracle:
         # Called with (name, term) when a replica becomes leader, after the checks:
         # a scenario's hook to crash new leaders at chosen moments.
         self.on_leader: list[Callable[[str, int], None]] = []
+        # Called with (name, index) when a replica takes a snapshot, after the checks:
+        # a scenario's hook to cut off a follower just short of a leader's snapshot.
+        self.on_snapshot: list[Callable[[str, int], None]] = []
 
     def _excused(self, replica: Replica, index: int) -> bool:
         """May `replica` have lost its entry at `index` (its promise excused)? Only if it
@@ -137,13 +150,16 @@ class Oracle:
         reports = replica.damaged or replica.bound > (0, 0)
         self.justified[name] = reports and (moved or self.justified.get(name, False))
         self.damage_seen[name] = damage
-        if name in self.replicas:
+        restarted = name in self.replicas
+        self.replicas[name] = replica  # the checks below look at this incarnation
+        self._account(replica)
+        if restarted:
             if replica.damaged and self.justified[name]:
                 self._forgive(replica)
             else:
                 self._kept(replica)
-        self.replicas[name] = replica
         self.commits[name] = 0
+        self._terms_ordered(replica)
 
     def _kept(self, replica: Replica) -> None:
         """A restarted replica holds its promised term and every entry it acknowledged
@@ -195,6 +211,7 @@ class Oracle:
 
     def acknowledged(self, name: str, term: int, index: int, entry_term: int) -> None:
         """Replica `name`, in `term`, promised it durably holds entry `index` of `entry_term`."""
+        self._account(self.replicas[name])
         if term > self.promised_term.get(name, 0):
             self.promised_term[name] = term
         points = self.acked.setdefault(name, [])
@@ -203,6 +220,41 @@ class Oracle:
             if len(points) > PRUNE_AT:  # a snapshot holds the older ones: kept for good
                 snap_index = self.replicas[name].log.snap_index
                 self.acked[name] = [point for point in points if point[0] > snap_index]
+
+    def _account(self, replica: Replica) -> None:
+        """The storage's account of the log file is the replica's log (at a moment the
+        replica says the file is durable): the same first and last index."""
+        log = replica.log
+        held = replica.storage.span()
+        if held == (log.snap_index + 1, log.last_index):
+            self._passed(LOG_ACCOUNT)  # per acknowledgement: details only on failure
+            return
+        always(
+            False,
+            LOG_ACCOUNT,
+            node=replica.name,
+            log=f"{log.snap_index + 1}..{log.last_index}",
+            file=f"{held[0]}..{held[1]}",
+        )
+
+    def _terms_ordered(self, replica: Replica) -> None:
+        """No entry of `replica`'s log is of an older term than the one before it (or than
+        its snapshot's, for the first): what a start recovered, or a snapshot left."""
+        log = replica.log
+        previous = log.snap_term
+        for position, entry in enumerate(log.entries):
+            if entry["term"] < previous:
+                always(
+                    False,
+                    TERMS_ORDERED,
+                    node=replica.name,
+                    index=log.snap_index + 1 + position,
+                    term=entry["term"],
+                    after_term=previous,
+                )
+                return
+            previous = entry["term"]
+        self._passed(TERMS_ORDERED)
 
     def truncated(self, name: str, index: int) -> None:
         """Replica `name` cut its log from `index` on: a newer leader's entries replace them.
@@ -334,12 +386,20 @@ class Oracle:
 
         The term is what Raft's log matching compares at the snapshot's end (a
         follower's prev_term check, a voter's last_term once the log is empty), so
-        it must be the term of the entry committed there, not of any other."""
+        it must be the term of the entry committed there, not of any other. The entries
+        the replica's log keeps after it must be of that term or later."""
+        replica = self.replicas.get(name)
+        if replica is not None:
+            kept = replica.log.entries
+            if kept and kept[0]["term"] < replica.log.snap_term:
+                self._terms_ordered(replica)  # fails, naming where
         first = self.entries.get(index)
         if first is None or first[0] == term:
             self._passed(SNAPSHOT_TERM)
-            return
-        always(False, SNAPSHOT_TERM, node=name, index=index, term=term, committed_term=first[0])
+        else:
+            always(False, SNAPSHOT_TERM, node=name, index=index, term=term, committed_term=first[0])
+        for hook in self.on_snapshot:
+            hook(name, index)
 
     def applied(
         self, name: str, index: int, term: int, command: dict[str, Any], result: Any

@@ -15,7 +15,9 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
   the same result; a
   leader's match index within what the follower holds; commits of the
   leader's term held by a majority; what a replica acknowledged surviving
-  its restart; every ok answer naming where its request was applied;
+  its restart; every ok answer naming where its request was applied; a
+  log's terms never going down; the storage's account of the log file
+  matching the replica's log;
 - liveness, after the faults stop (`settled`): one leader, every replica
   following it in its term, all at one commit index, none damaged;
 - liveness, after the faults stop (`progressed`): at least `min_ok` client
@@ -31,7 +33,12 @@ Pressure beyond the fault classes: `stale_leader` cuts the leader off for
 `leader_crashes` crashes new leaders just before or after one of their
 first sends or fsyncs (a no-op that reached some followers only), with a
 snapshot every 2 entries so that catching up crosses snapshot boundaries
-and snapshots end before a newer leader's entries.
+and snapshots end before a newer leader's entries; `behind_snapshot` cuts
+off a follower one entry short of the snapshot a leader just took, so that
+it comes back at the boundary between being sent entries and the snapshot;
+`deposed_leaders` cuts leaders off and heals them once replaced, so that
+they come back to a snapshot ending inside their stale tail, or cut it
+after a snapshot that emptied their log.
 """
 
 from __future__ import annotations
@@ -55,6 +62,13 @@ logging.getLogger("kvstore").addHandler(logging.NullHandler())
 
 NETWORK = NetworkConfig(latency_min=0.001, latency_mean=0.002, latency_max=0.005)
 DISK = DiskConfig(latency_min=0.0001, latency_max=0.002)
+RESETTING = NetworkConfig(
+    latency_min=0.001,
+    latency_mean=0.002,
+    latency_max=0.005,
+    partition_reset_timeout=0.05,
+    connect_timeout=0.05,
+)
 WAN = NetworkConfig(latency_min=0.005, latency_mean=0.02, latency_max=0.06)
 # Up to two replicas down at once: a majority, as in a rack's power loss.
 # Crashes at chosen moments too: just before or after a fsync, a write or a
@@ -88,6 +102,17 @@ class Plan:
     # an entry durable but unsent.
     crash_new_leaders: float = 0.0
     snapshot_every: int = Timing().snapshot_every  # applied entries between snapshots
+    # Cut off a follower whose commit index is one short of the snapshot a leader
+    # just took, for a moment: once healed, it rejects the leader's appends with a
+    # hint that is that snapshot's index, the boundary between sending entries and
+    # sending the snapshot.
+    cut_behind_snapshot: bool = False
+    # Every `depose_every` virtual seconds (while the workload runs), cut the leader
+    # off from its peers (clients still reach it: a stale tail) and heal soon after
+    # a newer leader is elected, so that it comes back holding entries of an older
+    # term at indexes the new leader may already have snapshotted; then maybe
+    # restart it (what it did on coming back must be on its disk).
+    depose_every: float | None = None
 
 
 class KVWorld:
@@ -99,6 +124,9 @@ class KVWorld:
         self.cluster: Cluster | None = None
         self.workload: Workload | None = None
         self.verdict: list[str] | None = None
+        self.cut: str | None = None  # the follower `_cut_behind` holds off, if any
+        self.deposed: tuple[int, str, int] | None = None  # (number, name, term) of `_depose`'s
+        self.depositions = 0
 
     def setup(self, sim: seedbed.Simulation) -> None:
         bugs.plant_for_runs(self.bug)
@@ -119,6 +147,18 @@ class KVWorld:
             sim.client(f"t{number + 1}", self.workload.runner("transactions", f"t{number + 1}"))
         if self.plan.crash_new_leaders:
             self.cluster.oracle.on_leader.append(lambda name, term: self._crash_soon(sim, name))
+        if self.plan.cut_behind_snapshot:
+            self.cut = None
+            self.cluster.oracle.on_snapshot.append(
+                lambda name, index: self._cut_behind(sim, name, index)
+            )
+        if self.plan.depose_every:
+            self.deposed, self.depositions = None, 0
+            self.cluster.oracle.on_leader.append(lambda name, term: self._replaced(sim, name, term))
+            when = self.plan.depose_every
+            while when < self.plan.workload_time:
+                sim.at(when, lambda: self._depose(sim))
+                when += self.plan.depose_every
         if self.plan.isolate_leader is not None:
             cut, heal = self.plan.isolate_leader
             sim.at(cut, lambda: self._isolate_leader(sim))
@@ -138,6 +178,66 @@ class KVWorld:
             sim.at(later, lambda: sim.crash(leaders[0]) and sim.restart(leaders[0]))
         elif sim.loop.time() + LOOK_AGAIN < self.plan.isolate_leader[1]:
             sim.at(sim.loop.time() + LOOK_AGAIN, lambda: self._isolate_leader(sim))
+
+    def _cut_behind(self, sim: seedbed.Simulation, name: str, index: int) -> None:
+        """Leader `name` took a snapshot at `index`: cut off a follower at `index - 1`."""
+        assert self.cluster is not None
+        replicas = self.cluster.oracle.replicas
+        if self.cut is not None or replicas[name].role != "leader":
+            return
+        behind = [
+            peer
+            for peer in self.cluster.names
+            if peer != name and peer in replicas and replicas[peer].commit == index - 1
+        ]
+        if not behind:
+            return
+        self.cut = random.choice(behind)
+        sim.isolate(self.cut)
+        reachable("kvstore: a follower one entry short of a leader's snapshot was cut off")
+        sim.at(sim.loop.time() + random.uniform(*CUT_FOR), lambda: self._heal_cut(sim))
+
+    def _heal_cut(self, sim: seedbed.Simulation) -> None:
+        sim.heal()
+        self.cut = None
+
+    def _depose(self, sim: seedbed.Simulation) -> None:
+        """Cut the leader off (see `Plan.depose_every`); with none yet, look again soon."""
+        assert self.cluster is not None
+        now = sim.loop.time()
+        if self.deposed is not None or now >= self.plan.workload_time:
+            return
+        replicas = self.cluster.oracle.replicas
+        leaders = [name for name, replica in replicas.items() if replica.role == "leader"]
+        if not leaders:
+            sim.at(now + LOOK_AGAIN, lambda: self._depose(sim))
+            return
+        self.depositions += 1
+        number, name = self.depositions, leaders[0]
+        self.deposed = (number, name, replicas[name].term)
+        sim.isolate(name)
+        reachable("kvstore: a leader was deposed by a cut (a stale tail to come)")
+        sim.at(now + DEPOSED_AT_MOST, lambda: self._restore(sim, number))
+
+    def _replaced(self, sim: seedbed.Simulation, name: str, term: int) -> None:
+        """A leader was elected: if it replaces the deposed one, heal the cut soon."""
+        if self.deposed is None:
+            return
+        number, deposed, was = self.deposed
+        if name != deposed and term > was:
+            later = sim.loop.time() + random.uniform(0.0, REPLACED_HEAL_MAX)
+            sim.at(later, lambda: self._restore(sim, number))
+
+    def _restore(self, sim: seedbed.Simulation, number: int) -> None:
+        """Heal deposition `number` (if still in force); maybe restart its leader soon."""
+        if self.deposed is None or self.deposed[0] != number:
+            return
+        name = self.deposed[1]
+        self.deposed = None
+        sim.heal()
+        if random.random() < 0.5:
+            later = sim.loop.time() + random.uniform(*DEPOSED_RESTART)
+            sim.at(later, lambda: sim.crash(name) and sim.restart(name))
 
     def _crash_soon(self, sim: seedbed.Simulation, name: str) -> None:
         """Maybe arm new leader `name` to crash at one of its next operations."""
@@ -257,6 +357,16 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
     # wide-area hops so that a no-op's way to each follower takes long enough
     # for the crash to split them.
     "leader_crashes": (FaultProfile(bounce_per_second=0.1), {"network": WAN}),
+    # Followers cut off one entry short of a leader's snapshot (`Plan.cut_behind_snapshot`).
+    # A cut resets the connections after 50 ms (TCP giving up), so that what the
+    # leader sent meanwhile is lost and the follower must reject what follows;
+    # a connection attempt into it fails as fast, so a heal takes effect at once.
+    "behind_snapshot": (None, {"network": RESETTING}),
+    # Leaders deposed by cuts and healed once replaced (`Plan.depose_every`).
+    # Connections reset under the cut: what the new leader sent the deposed one is
+    # lost, so it comes back to a rejection, and often a snapshot ending inside its
+    # stale tail.
+    "deposed_leaders": (None, {"network": RESETTING}),
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
@@ -268,6 +378,18 @@ STALE_LEADER = Plan(workload_time=8.0, isolate_leader=(1.0, 5.0))
 LEADER_CRASHES = Plan(workload_time=8.0, crash_new_leaders=0.8, snapshot_every=2)
 LEADER_DOWN = 0.6  # seconds after its election: an armed crash not yet fired is taken back,
 # and a leader it crashed is started again
+# A follower one entry short of a leader's snapshot, cut off for a moment: the
+# snapshot boundary. A snapshot every 32 entries: the leader's stays where it is
+# through most cuts, and it holds a few entries after its last one when the
+# workload ends.
+BEHIND_SNAPSHOT = Plan(cut_behind_snapshot=True, snapshot_every=32)
+CUT_FOR = (0.1, 0.3)  # seconds a follower behind a snapshot stays cut off
+# Leaders deposed every 1.2 s, with a snapshot every 2 entries: the new leader's
+# snapshot often ends inside the deposed leader's stale tail.
+DEPOSED_LEADERS = Plan(workload_time=6.0, depose_every=1.2, snapshot_every=2)
+DEPOSED_AT_MOST = 2.5  # seconds a deposed leader stays cut off without a successor
+REPLACED_HEAL_MAX = 0.2  # seconds after its successor's election, at most, it is healed
+DEPOSED_RESTART = (0.05, 0.6)  # seconds after the heal it restarts (half the time)
 
 
 def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
@@ -280,6 +402,8 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
         "contention": CONTENTION,
         "stale_leader": STALE_LEADER,
         "leader_crashes": LEADER_CRASHES,
+        "behind_snapshot": BEHIND_SNAPSHOT,
+        "deposed_leaders": DEPOSED_LEADERS,
     }
     default = plans.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
@@ -296,6 +420,8 @@ disk_faults = make("disk_faults")
 swarm = make("swarm")
 stale_leader = make("stale_leader")
 leader_crashes = make("leader_crashes")
+behind_snapshot = make("behind_snapshot")
+deposed_leaders = make("deposed_leaders")
 
 SCENARIOS = (
     happy_path,
@@ -308,6 +434,8 @@ SCENARIOS = (
     swarm,
     stale_leader,
     leader_crashes,
+    behind_snapshot,
+    deposed_leaders,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

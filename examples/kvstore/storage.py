@@ -17,7 +17,11 @@ data the disk never made durable (PostgreSQL's "fsyncgate").
   any acknowledgement; a conflicting suffix is cut by truncation. Records
   after a damaged one are salvaged (see `Storage._salvage`).
 - `snapshot`: `{index, term, state}` replaced atomically; the log is then
-  rewritten without the entries the snapshot covers (bounded log).
+  rewritten without the entries the snapshot covers (bounded log), and
+  without those after it when they conflict (an installed snapshot ending
+  inside a stale tail). A crash between the two leaves the old log beside the
+  new snapshot; recovery drops it if its entry at the snapshot's index is of
+  another term.
 """
 
 from __future__ import annotations
@@ -79,6 +83,14 @@ class Storage:
     def _path(self, name: str) -> str:
         return f"{self.directory}/{name}"
 
+    def span(self) -> tuple[int, int]:
+        """(first, last): the indexes the log file holds, by this object's own account
+        (last = first - 1 when it holds none). `truncate_from` and `append` find their
+        byte offsets from it, so a replica's oracle compares it with the replica's log:
+        an account one entry off cuts the wrong bytes at the next truncation, unseen
+        until a restart reads them back."""
+        return self._first, self._first + len(self._ends) - 1
+
     async def load(self) -> Recovered:
         """Read everything back after a (re)start, repairing what can be repaired."""
         await self._make_directory()
@@ -89,6 +101,13 @@ class Storage:
         recovered.snapshot = await self._read_single("snapshot", recovered)
         base = recovered.snapshot["index"] if recovered.snapshot else 0
         data, records, end, torn_only = await self._read_log()
+        if recovered.snapshot is not None and not _continues(records, recovered.snapshot):
+            # A crash between installing a leader's snapshot and rewriting the log
+            # (`save_snapshot`) left the log of the history the snapshot replaced:
+            # its entry at the snapshot's index is of another term, so none after
+            # it is the snapshot's (Raft's log matching). Nothing in it is damage.
+            reachable("kvstore: a log superseded by the snapshot was dropped at recovery")
+            records, torn_only = [], True
         entries = _contiguous(records, base)
         last = entries[-1]["index"] if entries else base
         # Valid records after a gap in the indexes: no append or rewrite leaves
@@ -336,6 +355,15 @@ def _is_entry(record: Any) -> bool:
 def _by_index(entries: list[Entry]) -> list[Entry]:
     """One entry per index (the later one listed wins), in index order."""
     return sorted({entry["index"]: entry for entry in entries}.values(), key=lambda e: e["index"])
+
+
+def _continues(records: list[Entry], snapshot: dict[str, Any]) -> bool:
+    """Do the log's `records` continue `snapshot`'s history? Not if the first record at
+    the snapshot's index is of another term (a log the snapshot replaced)."""
+    for record in records:
+        if _is_entry(record) and record["index"] == snapshot["index"]:
+            return bool(record["term"] == snapshot["term"])
+    return True
 
 
 def _contiguous(records: list[Entry], base: int) -> list[Entry]:

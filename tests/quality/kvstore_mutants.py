@@ -117,6 +117,25 @@ MUTANTS = (
         "happy_path",
         "a majority of n computed as n // 2",
     ),
+    Mutant(
+        "append_counts_a_batch_as_one_record",
+        "examples.kvstore.storage",
+        "Storage.append",
+        "        offset += len(record)\n        self._ends.append(offset)\n",  # (dedented)
+        "        offset += len(record)\n    self._ends.append(offset)\n",
+        "happy_path",
+        "the log file's bookkeeping records a batch of entries as one (a later cut misses)",
+    ),
+    Mutant(
+        "installed_snapshot_keeps_a_longer_log",
+        "examples.kvstore.raft",
+        "Replica._on_snapshot",
+        'if self.log.term_at(index) != snapshot["term"]:',
+        "if self.log.last_index <= index:",
+        "deposed_leaders",
+        "a follower whose log runs past an installed snapshot keeps what follows, conflicting "
+        "or not",
+    ),
 )
 # Survivors of a short sweep (seeds 0-7 of every scenario): the first four need a
 # follower with a stale tail beyond one append batch, or a delayed vote reply, which

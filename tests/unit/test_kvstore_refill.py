@@ -184,6 +184,7 @@ def test_a_restart_that_lost_acknowledged_entries_is_excused_only_by_damage_it_r
         again._resume(await again.storage.load())
         for entry in _entries(1, 2):
             again.log.append(entry)  # entry 3 is gone
+        await again.storage.append(_entries(1, 2))  # and its file holds what its log does
         again.term = 1
         if report == "a hole below its bound":
             again.bound = (1, 3)
