@@ -93,6 +93,13 @@ _TASK = (asyncio.Task,)
 # turn, a reversal and one uniformly ordered window (`_large_order`).
 UNIFORM_MAX = 16
 
+# The batch length the loop tells "one cause" of inline: a pair whose two
+# handles one callback queued (a task's done callbacks, as its last step
+# queues them) has nothing to draw whatever they are, so the scan is skipped.
+# Most batches of a networked world are such pairs; 0 turns the check off
+# (`test_explore_sound` compares both ways).
+PAIR = 2
+
 # What a callback's type says about it, learned once per type: PLAIN (a
 # function, a partial: never a task's), BOUND (carries `__self__`: a bound
 # method, a C method, maybe a task's step or wakeup) or STEP (the C task's
@@ -190,21 +197,19 @@ def reorder_task_steps(
     it scheduled them (`keep_cause_order`). Steps all from one cause have one
     order: nothing is drawn (except under PCT, which counts the steps).
     """
-    require(len(queue) >= n, "a reorder stays within the batch", n=n, queued=len(queue))
+    if len(queue) < n:  # the hot-path form of a rule (see contract): no call when it holds
+        broken("a reorder stays within the batch", n=n, queued=len(queue))
     whole = n == len(queue)
     source: deque[Any] | list[Any] = queue if whole else list(islice(queue, n))
-    # Which kinds the batch holds, in C-level passes: a set of flags, the
-    # same whatever order the set of types iterates in.
+    # How many causes, then which kinds the batch holds, in C-level passes:
+    # counts and a set of flags, the same whatever order the sets iterate in.
+    distinct_causes = len(set(map(_cause_of, source)))
+    if distinct_causes < 2 and pct is None:
+        return  # one callback queued them all: one order, nothing drawn
     kinds = {_kind(kind) for kind in set(map(type, map(_callback_of, source)))}
     if kinds == {PLAIN}:
         return  # plain callbacks only: nothing to reorder
-    if (
-        kinds == {STEP}
-        and whole
-        and n > UNIFORM_MAX
-        and pct is None
-        and len(set(map(_cause_of, queue))) == n  # a count, as above
-    ):
+    if kinds == {STEP} and whole and n > UNIFORM_MAX and pct is None and distinct_causes == n:
         _turn_in_place(queue, sched)
         return
     batch = source if isinstance(source, list) else list(source)  # islice made a fresh one
