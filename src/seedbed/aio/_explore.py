@@ -37,10 +37,14 @@ tasks yielding together) draw a turn (rotation), a reversal and one window of
 probability 1/2, any three in all six orders, at a fixed cost per batch where
 a uniform order cost a sort and a long trace value (+40% instructions per
 step on `bench/loop.py`'s sleep(0) workload). Which callbacks a batch holds
-is found by a scan of its handles, except where `call_soon`'s counts already
-say: a queue of task `__step`s only, each from its own cause (tasks yielding
-together), is reordered without one (`reorder_lone_steps`), since the scan
-cost more per step than all the rest of exploration.
+is found by a scan of its handles, except where less already says: a queue
+of task `__step`s only, each from its own cause (tasks yielding together), is
+known from `call_soon`'s counts and reordered without one
+(`reorder_lone_steps`); a pair of handles from one cause (a task's done
+callbacks, as most batches of a networked world are) is known from its two
+causes and left as it is (`PAIR`); and a scanned batch from one cause stops
+at its causes. In both worlds the scan cost more per step than all the rest
+of exploration.
 
 So the relaxed promise is exactly "tasks that different callbacks made
 ready together resume in the order their wakeups were scheduled". A real
