@@ -274,3 +274,99 @@ def test_the_scan_free_path_orders_as_the_scan_does(monkeypatch: object) -> None
     assert not taken
     assert [(r.trace_hash, r.value) for r in fast] == [(r.trace_hash, r.value) for r in scanned]
     assert len({r.value for r in fast}) > 1  # the seeds do explore
+
+
+def _echo_world(sim: seedbed.Simulation) -> None:
+    """Three hosts in echo round trips over streams, `wait_for` on each read:
+    the networked world whose lane batches are mostly pairs from one cause."""
+    hosts = ("h1", "h2", "h3")
+
+    async def host() -> None:
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while line := await reader.readline():
+                writer.write(line)
+
+        await asyncio.start_server(echo, "0.0.0.0", 6000)
+        await asyncio.sleep(0.01)
+        me = seedbed.current_node()
+        while True:
+            for other in hosts:
+                if other != me:
+                    reader, writer = await asyncio.open_connection(other, 6000)
+                    for _ in range(5):
+                        writer.write(b"ping\n")
+                        assert await asyncio.wait_for(reader.readline(), 1.0) == b"ping\n"
+                    writer.close()
+            await asyncio.sleep(0.01)
+
+    for name in hosts:
+        sim.host(name, host)
+
+
+def test_a_pair_from_one_cause_skips_the_scan_and_orders_as_the_scan_does(
+    monkeypatch: object,
+) -> None:
+    # The loop tells a batch of two handles one callback queued (a task's
+    # done callbacks) from its causes alone and skips the scan; with that
+    # check off (PAIR = 0) every such batch is scanned. Both must draw and
+    # order alike, or trace hashes would depend on which path ran.
+    import pytest
+
+    from seedbed.aio import loop as loop_module
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    scanned: list[int] = []
+    scan = loop_module.reorder_task_steps
+
+    def counted(queue: object, n: int, *rest: object) -> None:
+        scanned.append(n)
+        scan(queue, n, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop_module, "reorder_task_steps", counted)
+    scenario = seedbed.Scenario("pairs", _echo_world, duration=0.3)
+    fast = [scenario.run(seed=seed) for seed in range(4)]  # a failing run raises
+    with_check = list(scanned)
+    monkeypatch.setattr(loop_module, "PAIR", 0)
+    scanned.clear()
+    slow = [scenario.run(seed=seed) for seed in range(4)]
+    assert [(r.trace_hash, r.steps) for r in fast] == [(r.trace_hash, r.steps) for r in slow]
+    assert scanned.count(2) > 10 * with_check.count(2), "most pairs are one cause's and skip"
+    assert 2 in with_check, "a pair from two causes is still scanned"
+
+
+def test_a_batch_from_one_cause_keeps_its_order_and_draws_nothing() -> None:
+    # Task callbacks of different tasks, plain callbacks among them: queued
+    # by one callback, they run in its order and nothing is drawn; the same
+    # batch from two causes is reordered (so these are steps to order).
+    from collections import deque
+    from functools import partial
+
+    from seedbed._core import Entropy, Trace
+    from seedbed.aio._explore import reorder_task_steps
+    from seedbed.aio._handles import SimHandle
+
+    async def main() -> list[list[int]]:
+        loop = asyncio.get_running_loop()
+        tasks = [asyncio.create_task(asyncio.sleep(1)) for _ in range(4)]
+        callbacks = [*(task.cancel for task in tasks), partial(print), print]
+        orders = []
+        for seed in range(20):
+            for causes in ([7] * 6, [7, 8, 7, 8, 7, 8]):
+                queue: deque[SimHandle] = deque()
+                for callback, cause in zip(callbacks, causes, strict=True):
+                    handle = SimHandle(callback, (), loop, None)
+                    handle.cause = cause
+                    queue.append(handle)
+                trace = Trace()
+                reorder_task_steps(queue, len(queue), Entropy(seed, trace).stream("loop"), None)
+                order = [callbacks.index(handle._callback) for handle in queue]
+                if causes == [7] * 6:
+                    assert (order, trace.count) == ([0, 1, 2, 3, 4, 5], 0)
+                else:
+                    orders.append(order)
+        for task in tasks:
+            task.cancel()
+        return orders
+
+    orders = seedbed.run(main, seed=0).value
+    assert len({tuple(order) for order in orders}) > 1

@@ -37,10 +37,14 @@ tasks yielding together) draw a turn (rotation), a reversal and one window of
 probability 1/2, any three in all six orders, at a fixed cost per batch where
 a uniform order cost a sort and a long trace value (+40% instructions per
 step on `bench/loop.py`'s sleep(0) workload). Which callbacks a batch holds
-is found by a scan of its handles, except where `call_soon`'s counts already
-say: a queue of task `__step`s only, each from its own cause (tasks yielding
-together), is reordered without one (`reorder_lone_steps`), since the scan
-cost more per step than all the rest of exploration.
+is found by a scan of its handles, except where less already says: a queue
+of task `__step`s only, each from its own cause (tasks yielding together), is
+known from `call_soon`'s counts and reordered without one
+(`reorder_lone_steps`); a pair of handles from one cause (a task's done
+callbacks, as most batches of a networked world are) is known from its two
+causes and left as it is (`PAIR`); and a scanned batch from one cause stops
+at its causes. In both worlds the scan cost more per step than all the rest
+of exploration.
 
 So the relaxed promise is exactly "tasks that different callbacks made
 ready together resume in the order their wakeups were scheduled". A real
@@ -92,6 +96,13 @@ _TASK = (asyncio.Task,)
 # Batches of up to this many task steps draw a uniform order; larger ones a
 # turn, a reversal and one uniformly ordered window (`_large_order`).
 UNIFORM_MAX = 16
+
+# The batch length the loop tells "one cause" of inline: a pair whose two
+# handles one callback queued (a task's done callbacks, as its last step
+# queues them) has nothing to draw whatever they are, so the scan is skipped.
+# Most batches of a networked world are such pairs; 0 turns the check off
+# (`test_explore_sound` compares both ways).
+PAIR = 2
 
 # What a callback's type says about it, learned once per type: PLAIN (a
 # function, a partial: never a task's), BOUND (carries `__self__`: a bound
@@ -190,21 +201,19 @@ def reorder_task_steps(
     it scheduled them (`keep_cause_order`). Steps all from one cause have one
     order: nothing is drawn (except under PCT, which counts the steps).
     """
-    require(len(queue) >= n, "a reorder stays within the batch", n=n, queued=len(queue))
+    if len(queue) < n:  # the hot-path form of a rule (see contract): no call when it holds
+        broken("a reorder stays within the batch", n=n, queued=len(queue))
     whole = n == len(queue)
     source: deque[Any] | list[Any] = queue if whole else list(islice(queue, n))
-    # Which kinds the batch holds, in C-level passes: a set of flags, the
-    # same whatever order the set of types iterates in.
+    # How many causes, then which kinds the batch holds, in C-level passes:
+    # counts and a set of flags, the same whatever order the sets iterate in.
+    distinct_causes = len(set(map(_cause_of, source)))
+    if distinct_causes < 2 and pct is None:
+        return  # one callback queued them all: one order, nothing drawn
     kinds = {_kind(kind) for kind in set(map(type, map(_callback_of, source)))}
     if kinds == {PLAIN}:
         return  # plain callbacks only: nothing to reorder
-    if (
-        kinds == {STEP}
-        and whole
-        and n > UNIFORM_MAX
-        and pct is None
-        and len(set(map(_cause_of, queue))) == n  # a count, as above
-    ):
+    if kinds == {STEP} and whole and n > UNIFORM_MAX and pct is None and distinct_causes == n:
         _turn_in_place(queue, sched)
         return
     batch = source if isinstance(source, list) else list(source)  # islice made a fresh one

@@ -50,6 +50,7 @@ from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
 from seedbed.aio._explore import (
+    PAIR,
     STEP_TYPE,
     reorder_lone_steps,
     reorder_task_steps,
@@ -378,7 +379,8 @@ class SeedbedLoop(TaskWatch):
                         and st.pct is None
                     ):
                         reorder_lone_steps(queue, st.sched)
-                    else:
+                    elif n != PAIR or queue[0].cause != queue[1].cause or st.pct is not None:
+                        # (A pair from one cause has nothing to draw: see PAIR.)
                         reorder_task_steps(queue, n, st.sched, st.pct)
                     st.in_context = 0
                     st.lone_base = st.lone_cause = st.steps
