@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import seedbed
@@ -62,13 +62,8 @@ logging.getLogger("kvstore").addHandler(logging.NullHandler())
 
 NETWORK = NetworkConfig(latency_min=0.001, latency_mean=0.002, latency_max=0.005)
 DISK = DiskConfig(latency_min=0.0001, latency_max=0.002)
-RESETTING = NetworkConfig(
-    latency_min=0.001,
-    latency_mean=0.002,
-    latency_max=0.005,
-    partition_reset_timeout=0.05,
-    connect_timeout=0.05,
-)
+# NETWORK whose cut connections reset after 50 ms, as TCP giving up (`behind_snapshot`).
+RESETTING = replace(NETWORK, partition_reset_timeout=0.05, connect_timeout=0.05)
 WAN = NetworkConfig(latency_min=0.005, latency_mean=0.02, latency_max=0.06)
 # Up to two replicas down at once: a majority, as in a rack's power loss.
 # Crashes at chosen moments too: just before or after a fsync, a write or a
