@@ -281,12 +281,17 @@ class KVWorld:
             sim.at(later, lambda: sim.crash(name) and sim.restart(name))
 
     def _at_boundary(self, name: str) -> None:
-        """Count a deposed leader coming back one entry short of its successor's snapshot."""
+        """Count a deposed leader coming back one entry short of its successor's snapshot
+        and without that snapshot's last entry (a stale one there, or none)."""
         assert self.cluster is not None
         replicas = self.cluster.oracle.replicas
         leaders = [replica for replica in replicas.values() if replica.role == "leader"]
-        if name in replicas and leaders and replicas[name].commit + 1 == leaders[0].log.snap_index:
-            reachable("kvstore: a deposed leader came back one entry short of a snapshot")
+        if name not in replicas or not leaders:
+            return
+        deposed, snap = replicas[name], leaders[0].log
+        short = deposed.commit + 1 == snap.snap_index
+        if short and deposed.log.term_at(snap.snap_index) != snap.snap_term:
+            reachable(AT_SNAPSHOT)
 
     def _crash_soon(self, sim: seedbed.Simulation, name: str) -> None:
         """Maybe arm new leader `name` to crash at one of its next operations."""
@@ -451,6 +456,7 @@ DEPOSED_AT_SNAPSHOT = Plan(
 )
 DUE_FROM = 1.0  # virtual seconds: when `depose_at_snapshot` starts looking (a leader by then)
 DUE_POLL = 0.005  # seconds between its looks at the replicas
+AT_SNAPSHOT = "kvstore: a deposed leader came back one short of a snapshot, stale at its end"
 
 
 def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:

@@ -68,12 +68,11 @@ def test_deposed_leaders_come_back_one_entry_short_of_a_snapshot_and_the_store_s
     for seed in range(2):
         result, error = scenarios.deposed_at_snapshot.execute(seed)
         assert error is None, error
-        boundary += result.assertions.get(AT_BOUNDARY, {}).get("true", 0)
+        boundary += result.assertions.get(scenarios.AT_SNAPSHOT, {}).get("true", 0)
     assert boundary >= 1
 
 
 LEADER_CRASHED = "kvstore: a new leader crashed at a chosen moment and was restarted"
-AT_BOUNDARY = "kvstore: a deposed leader came back one entry short of a snapshot"
 SALVAGED = "kvstore: the records after a damaged one were salvaged"
 DAMAGED_SEEDS, SEED_LIMIT = 2, 30
 # disk_faults' pressure with ten times its misdirected writes: a log loses a
