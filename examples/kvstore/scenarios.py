@@ -38,7 +38,11 @@ off a follower one entry short of the snapshot a leader just took, so that
 it comes back at the boundary between being sent entries and the snapshot;
 `deposed_leaders` cuts leaders off and heals them once replaced, so that
 they come back to a snapshot ending inside their stale tail, or cut it
-after a snapshot that emptied their log.
+after a snapshot that emptied their log; `deposed_at_snapshot` deposes a
+leader when its successor's no-op would end a snapshot, so that the
+deposed leader comes back one entry short of that snapshot with a stale
+entry at its index: the boundary of `behind_snapshot`, over a stale tail,
+where only the snapshot can bring it up to date.
 """
 
 from __future__ import annotations
@@ -108,6 +112,16 @@ class Plan:
     # term at indexes the new leader may already have snapshotted; then maybe
     # restart it (what it did on coming back must be on its disk).
     depose_every: float | None = None
+    # The chance that a deposed leader restarts soon after its heal (see `depose_every`).
+    restart_deposed: float = 0.5
+    # From `DUE_FROM` virtual seconds on (while the workload runs), depose the leader
+    # (as `depose_every` does) whenever a follower holds nothing the leader has not
+    # committed and would take its next snapshot at the next index: the successor's
+    # no-op then ends its first snapshot, at the index where the deposed leader's
+    # stale tail begins, and the deposed leader, its commit one short of that
+    # snapshot, comes back to a leader whose next index for it is the snapshot's
+    # last entry (the boundary `behind_snapshot` reaches, over a stale tail).
+    depose_at_snapshot: bool = False
 
 
 class KVWorld:
@@ -154,6 +168,10 @@ class KVWorld:
             while when < self.plan.workload_time:
                 sim.at(when, lambda: self._depose(sim))
                 when += self.plan.depose_every
+        if self.plan.depose_at_snapshot:
+            self.deposed, self.depositions = None, 0
+            self.cluster.oracle.on_leader.append(lambda name, term: self._replaced(sim, name, term))
+            sim.at(DUE_FROM, lambda: self._depose_when_due(sim))
         if self.plan.isolate_leader is not None:
             cut, heal = self.plan.isolate_leader
             sim.at(cut, lambda: self._isolate_leader(sim))
@@ -207,12 +225,38 @@ class KVWorld:
         if not leaders:
             sim.at(now + LOOK_AGAIN, lambda: self._depose(sim))
             return
+        self._cut_off_leader(sim, leaders[0])
+
+    def _cut_off_leader(self, sim: seedbed.Simulation, name: str) -> None:
+        """Depose leader `name` by a cut, healed by `_replaced` or after `DEPOSED_AT_MOST`."""
+        assert self.cluster is not None
         self.depositions += 1
-        number, name = self.depositions, leaders[0]
-        self.deposed = (number, name, replicas[name].term)
+        number = self.depositions
+        self.deposed = (number, name, self.cluster.oracle.replicas[name].term)
         sim.isolate(name)
         reachable("kvstore: a leader was deposed by a cut (a stale tail to come)")
-        sim.at(now + DEPOSED_AT_MOST, lambda: self._restore(sim, number))
+        sim.at(sim.loop.time() + DEPOSED_AT_MOST, lambda: self._restore(sim, number))
+
+    def _depose_when_due(self, sim: seedbed.Simulation) -> None:
+        """Depose the leader once a follower's next snapshot is one commit away; else poll."""
+        assert self.cluster is not None
+        now = sim.loop.time()
+        if now >= self.plan.workload_time:
+            return
+        replicas = self.cluster.oracle.replicas
+        leaders = [replica for replica in replicas.values() if replica.role == "leader"]
+        if self.deposed is None and leaders:
+            leader = leaders[0]
+            due = [
+                replica
+                for replica in replicas.values()
+                if replica is not leader
+                and replica.log.last_index == leader.commit
+                and leader.commit + 1 - replica.log.snap_index == self.plan.snapshot_every
+            ]
+            if due:
+                self._cut_off_leader(sim, leader.name)
+        sim.at(now + DUE_POLL, lambda: self._depose_when_due(sim))
 
     def _replaced(self, sim: seedbed.Simulation, name: str, term: int) -> None:
         """A leader was elected: if it replaces the deposed one, heal the cut soon."""
@@ -229,10 +273,25 @@ class KVWorld:
             return
         name = self.deposed[1]
         self.deposed = None
+        if self.plan.depose_at_snapshot:
+            self._at_boundary(name)
         sim.heal()
-        if random.random() < 0.5:
+        if random.random() < self.plan.restart_deposed:
             later = sim.loop.time() + random.uniform(*DEPOSED_RESTART)
             sim.at(later, lambda: sim.crash(name) and sim.restart(name))
+
+    def _at_boundary(self, name: str) -> None:
+        """Count a deposed leader coming back one entry short of its successor's snapshot
+        and without that snapshot's last entry (a stale one there, or none)."""
+        assert self.cluster is not None
+        replicas = self.cluster.oracle.replicas
+        leaders = [replica for replica in replicas.values() if replica.role == "leader"]
+        if name not in replicas or not leaders:
+            return
+        deposed, snap = replicas[name], leaders[0].log
+        short = deposed.commit + 1 == snap.snap_index
+        if short and deposed.log.term_at(snap.snap_index) != snap.snap_term:
+            reachable(AT_SNAPSHOT)
 
     def _crash_soon(self, sim: seedbed.Simulation, name: str) -> None:
         """Maybe arm new leader `name` to crash at one of its next operations."""
@@ -362,6 +421,9 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
     # lost, so it comes back to a rejection, and often a snapshot ending inside its
     # stale tail.
     "deposed_leaders": (None, {"network": RESETTING}),
+    # Leaders deposed when their successor's no-op would end a snapshot
+    # (`Plan.depose_at_snapshot`), on the same resetting network.
+    "deposed_at_snapshot": (None, {"network": RESETTING}),
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
@@ -385,6 +447,16 @@ DEPOSED_LEADERS = Plan(workload_time=6.0, depose_every=1.2, snapshot_every=2)
 DEPOSED_AT_MOST = 2.5  # seconds a deposed leader stays cut off without a successor
 REPLACED_HEAL_MAX = 0.2  # seconds after its successor's election, at most, it is healed
 DEPOSED_RESTART = (0.05, 0.6)  # seconds after the heal it restarts (half the time)
+# Leaders deposed when a follower's snapshot is one commit away, with a snapshot every
+# 32 entries: the successor's stays where it is for a while after the deposed leader
+# comes back, so the boundary is what brings it up to date. No restarts: a restarted
+# replica's commit falls back to its own snapshot, away from the boundary.
+DEPOSED_AT_SNAPSHOT = Plan(
+    workload_time=6.0, depose_at_snapshot=True, snapshot_every=32, restart_deposed=0.0
+)
+DUE_FROM = 1.0  # virtual seconds: when `depose_at_snapshot` starts looking (a leader by then)
+DUE_POLL = 0.005  # seconds between its looks at the replicas
+AT_SNAPSHOT = "kvstore: a deposed leader came back one short of a snapshot, stale at its end"
 
 
 def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenario:
@@ -399,6 +471,7 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
         "leader_crashes": LEADER_CRASHES,
         "behind_snapshot": BEHIND_SNAPSHOT,
         "deposed_leaders": DEPOSED_LEADERS,
+        "deposed_at_snapshot": DEPOSED_AT_SNAPSHOT,
     }
     default = plans.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
@@ -417,6 +490,7 @@ stale_leader = make("stale_leader")
 leader_crashes = make("leader_crashes")
 behind_snapshot = make("behind_snapshot")
 deposed_leaders = make("deposed_leaders")
+deposed_at_snapshot = make("deposed_at_snapshot")
 
 SCENARIOS = (
     happy_path,
@@ -431,6 +505,7 @@ SCENARIOS = (
     leader_crashes,
     behind_snapshot,
     deposed_leaders,
+    deposed_at_snapshot,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

@@ -59,6 +59,19 @@ def test_new_leaders_crash_at_chosen_moments_and_the_store_settles() -> None:
     assert crashed >= 1
 
 
+def test_deposed_leaders_come_back_one_entry_short_of_a_snapshot_and_the_store_settles() -> None:
+    # deposed_at_snapshot deposes a leader when its successor's no-op would end a
+    # snapshot: the deposed leader must come back at that boundary (its commit one
+    # short of the successor's snapshot, its stale entry at the snapshot's index),
+    # and the store must still pass.
+    boundary = 0
+    for seed in range(2):
+        result, error = scenarios.deposed_at_snapshot.execute(seed)
+        assert error is None, error
+        boundary += result.assertions.get(scenarios.AT_SNAPSHOT, {}).get("true", 0)
+    assert boundary >= 1
+
+
 LEADER_CRASHED = "kvstore: a new leader crashed at a chosen moment and was restarted"
 SALVAGED = "kvstore: the records after a damaged one were salvaged"
 DAMAGED_SEEDS, SEED_LIMIT = 2, 30
