@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import struct
 import zlib
 from pathlib import Path
@@ -47,6 +48,38 @@ def test_a_bad_frame_is_refused_with_its_reason(data: bytes, reason: str) -> Non
 
     with pytest.raises(frames.FrameError, match=reason):
         asyncio.run(main())
+
+
+_MESSAGES = [
+    {"type": "request", "command": {"op": "put", "key": "k\u00e9y", "value": 'v"\n'}},
+    {"type": "append", "term": 3, "prev": [4, 2], "commit": 0.5, "ok": True, "none": None},
+    {"type": "vote", "term": -1, "big": 1 << 70, "empty": {}, "list": [[], [1.0e300, -0.0]]},
+]
+
+
+@pytest.mark.parametrize("message", _MESSAGES)
+def test_a_frame_holds_the_text_json_dumps_gives(message: dict[str, object]) -> None:
+    body = frames.encode(message)[frames.HEADER.size :]
+    assert body == json.dumps(message, separators=(",", ":")).encode()
+    assert frames.decode_body(body, zlib.crc32(body)) == message
+
+
+@pytest.mark.parametrize(
+    "text", ["", " ", ' {"a":1}', '{"a":1} ', '{"a":1}x', '{"a":}', "[1]", '{"a":1}{"b":2}', "nul"]
+)
+def test_a_body_decodes_as_json_decoder_decodes_it(text: str) -> None:
+    body = text.encode()
+    try:
+        expected: object = json.JSONDecoder().decode(text)
+    except ValueError as exc:
+        expected = f"frame body is not JSON: {exc}"
+    try:
+        got: object = frames.decode_body(body, zlib.crc32(body))
+    except frames.FrameError as exc:
+        got = str(exc)
+    if isinstance(expected, list):
+        expected = "frame body is a list, not a JSON object"
+    assert got == expected
 
 
 def test_a_torn_tail_is_benign_but_damage_before_the_end_is_not() -> None:
