@@ -29,6 +29,21 @@ def test_a_frame_round_trips_through_a_stream() -> None:
     assert asyncio.run(main()) == [{"type": "x", "n": 1}, {"type": "y"}, None]
 
 
+def test_a_frame_whose_body_comes_later_waits_for_it() -> None:
+    frame = frames.encode({"type": "x", "n": 1})
+
+    async def main() -> object:
+        reader = asyncio.StreamReader()
+        reader.feed_data(frame[: frames.HEADER.size + 3])
+        reading = asyncio.ensure_future(frames.read_frame(reader))
+        await asyncio.sleep(0)
+        assert not reading.done()
+        reader.feed_data(frame[frames.HEADER.size + 3 :] + frame)
+        return [await reading, await frames.read_frame(reader)]
+
+    assert asyncio.run(main()) == [{"type": "x", "n": 1}] * 2
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
