@@ -182,9 +182,6 @@ async def read_frame(reader: asyncio.StreamReader) -> Message | None:
             return None
         raise FrameError(f"stream ended inside a frame header ({len(exc.partial)} bytes)") from None
     length, crc = parse_header(header)
-    body = _buffered(reader, length)
-    if body is not None:
-        return decode_body(body, crc)
     try:
         body = await reader.readexactly(length)
     except asyncio.IncompleteReadError as exc:
@@ -192,34 +189,6 @@ async def read_frame(reader: asyncio.StreamReader) -> Message | None:
             f"stream ended inside a frame ({len(exc.partial)} of {length} bytes)"
         ) from None
     return decode_body(body, crc)
-
-
-def _buffered(reader: asyncio.StreamReader, length: int) -> bytes | None:
-    """The next `length` bytes if `reader` holds them already, else None.
-
-    What `readexactly` does when it need not wait, without making and running
-    a coroutine: a frame's body has nearly always arrived with its header
-    (about eleven frames per client operation in simulation). Only a plain
-    `StreamReader` with no error pending, not paused, qualifies; anything
-    else (a partial body, a subclass) goes through `readexactly`, which
-    waits, raises or resumes the transport as it always did.
-    """
-    if type(reader) is not asyncio.StreamReader:
-        return None
-    buffer: bytearray = reader._buffer  # type: ignore[attr-defined]
-    if (
-        not 0 < length <= len(buffer)
-        or reader._exception is not None  # type: ignore[attr-defined]
-        or reader._paused  # type: ignore[attr-defined]
-    ):
-        return None
-    if length == len(buffer):
-        body = bytes(buffer)
-        buffer.clear()
-    else:
-        body = bytes(memoryview(buffer)[:length])
-        del buffer[:length]
-    return body
 
 
 def decode_records(data: bytes) -> tuple[list[Message], int, bool]:
