@@ -14,7 +14,7 @@ from examples.kvstore import bugs, frames
 from examples.kvstore import storage as storage_module
 from examples.kvstore.machine import Machine
 from examples.kvstore.storage import Storage
-from examples.kvstore.transport import parse_peers
+from examples.kvstore.transport import Mailbox, parse_peers
 
 from seedbed import fs
 
@@ -95,6 +95,32 @@ def test_a_body_decodes_as_json_decoder_decodes_it(text: str) -> None:
     if isinstance(expected, list):
         expected = "frame body is a list, not a JSON object"
     assert got == expected
+
+
+def test_a_mailbox_wakes_its_one_consumer_in_order() -> None:
+    async def main() -> object:
+        box = Mailbox(limit=2)
+        box.put(1)
+        got = [await box.get()]
+        waiting = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(box.get())
+        with pytest.raises(RuntimeError, match="one consumer"):
+            await second
+        box.put(2)
+        box.put(3)
+        got.append(await waiting)
+        box.put(4)
+        box.put(5)  # beyond the limit: the oldest (3) goes
+        drained = [box.drain(), box.drain()]
+        cancelled = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.sleep(0)
+        box.put(6)  # a cancelled wait leaves the mailbox to the next get
+        return [*got, *drained, await box.get()]
+
+    assert asyncio.run(main()) == [1, 2, [4, 5], [], 6]
 
 
 def test_a_torn_tail_is_benign_but_damage_before_the_end_is_not() -> None:
