@@ -25,21 +25,35 @@ CONNECT_TIMEOUT = 1.0
 
 
 class Mailbox:
-    """A FIFO of items with an awaitable `get` and a non-blocking `drain`."""
+    """A FIFO of items with an awaitable `get` for one consumer and a non-blocking `drain`.
+
+    The consumer waits on a bare future that `put` resolves: the one wakeup an
+    `asyncio.Event` gave, without the event's coroutine, waiter list and loop
+    lookup per wait (a replica's inbox and each peer's outbox wait once per
+    message; issue 30).
+    """
 
     def __init__(self, limit: int | None = None) -> None:
         self._items: collections.deque[Any] = collections.deque(maxlen=limit)
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
 
     def put(self, item: Any) -> None:
         self._items.append(item)
-        self._ready.set()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def get(self) -> Any:
-        while not self._items:
-            self._ready.clear()
-            await self._ready.wait()
-        return self._items.popleft()
+        items = self._items
+        while not items:
+            if self._waiter is not None:
+                raise RuntimeError("a Mailbox has one consumer: get() is already waiting")
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return items.popleft()
 
     def drain(self) -> list[Any]:
         """Everything queued right now, in order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import struct
 import zlib
 from pathlib import Path
@@ -13,7 +14,7 @@ from examples.kvstore import bugs, frames
 from examples.kvstore import storage as storage_module
 from examples.kvstore.machine import Machine
 from examples.kvstore.storage import Storage
-from examples.kvstore.transport import parse_peers
+from examples.kvstore.transport import Mailbox, parse_peers
 
 from seedbed import fs
 
@@ -26,6 +27,21 @@ def test_a_frame_round_trips_through_a_stream() -> None:
         return [await frames.read_frame(reader) for _ in range(3)]
 
     assert asyncio.run(main()) == [{"type": "x", "n": 1}, {"type": "y"}, None]
+
+
+def test_a_frame_whose_body_comes_later_waits_for_it() -> None:
+    frame = frames.encode({"type": "x", "n": 1})
+
+    async def main() -> object:
+        reader = asyncio.StreamReader()
+        reader.feed_data(frame[: frames.HEADER.size + 3])
+        reading = asyncio.ensure_future(frames.read_frame(reader))
+        await asyncio.sleep(0)
+        assert not reading.done()
+        reader.feed_data(frame[frames.HEADER.size + 3 :] + frame)
+        return [await reading, await frames.read_frame(reader)]
+
+    assert asyncio.run(main()) == [{"type": "x", "n": 1}] * 2
 
 
 @pytest.mark.parametrize(
@@ -47,6 +63,64 @@ def test_a_bad_frame_is_refused_with_its_reason(data: bytes, reason: str) -> Non
 
     with pytest.raises(frames.FrameError, match=reason):
         asyncio.run(main())
+
+
+_MESSAGES = [
+    {"type": "request", "command": {"op": "put", "key": "k\u00e9y", "value": 'v"\n'}},
+    {"type": "append", "term": 3, "prev": [4, 2], "commit": 0.5, "ok": True, "none": None},
+    {"type": "vote", "term": -1, "big": 1 << 70, "empty": {}, "list": [[], [1.0e300, -0.0]]},
+]
+
+
+@pytest.mark.parametrize("message", _MESSAGES)
+def test_a_frame_holds_the_text_json_dumps_gives(message: dict[str, object]) -> None:
+    body = frames.encode(message)[frames.HEADER.size :]
+    assert body == json.dumps(message, separators=(",", ":")).encode()
+    assert frames.decode_body(body, zlib.crc32(body)) == message
+
+
+@pytest.mark.parametrize(
+    "text", ["", " ", ' {"a":1}', '{"a":1} ', '{"a":1}x', '{"a":}', "[1]", '{"a":1}{"b":2}', "nul"]
+)
+def test_a_body_decodes_as_json_decoder_decodes_it(text: str) -> None:
+    body = text.encode()
+    try:
+        expected: object = json.JSONDecoder().decode(text)
+    except ValueError as exc:
+        expected = f"frame body is not JSON: {exc}"
+    try:
+        got: object = frames.decode_body(body, zlib.crc32(body))
+    except frames.FrameError as exc:
+        got = str(exc)
+    if isinstance(expected, list):
+        expected = "frame body is a list, not a JSON object"
+    assert got == expected
+
+
+def test_a_mailbox_wakes_its_one_consumer_in_order() -> None:
+    async def main() -> object:
+        box = Mailbox(limit=2)
+        box.put(1)
+        got = [await box.get()]
+        waiting = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(box.get())
+        with pytest.raises(RuntimeError, match="one consumer"):
+            await second
+        box.put(2)
+        box.put(3)
+        got.append(await waiting)
+        box.put(4)
+        box.put(5)  # beyond the limit: the oldest (3) goes
+        drained = [box.drain(), box.drain()]
+        cancelled = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.sleep(0)
+        box.put(6)  # a cancelled wait leaves the mailbox to the next get
+        return [*got, *drained, await box.get()]
+
+    assert asyncio.run(main()) == [1, 2, [4, 5], [], 6]
 
 
 def test_a_torn_tail_is_benign_but_damage_before_the_end_is_not() -> None:
