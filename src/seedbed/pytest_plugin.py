@@ -193,6 +193,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         setattr(item, "_traceback_filter", functools.partial(_user_frames, original))  # noqa: B010
 
 
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """After each test, what its simulated runs left goes once the heap has doubled
+    (runs keep the collector off; see `seedbed.aio._collect.between_runs`)."""
+    from seedbed.aio._collect import between_runs
+
+    if asyncio.events._get_running_loop() is None:
+        between_runs()
+
+
 @pytest.fixture
 def seedbed_run(request: pytest.FixtureRequest, seed: int) -> Callable[..., Any]:
     """`seedbed_run(scenario_or_main, **run_options)`: run it under the test's seed.

@@ -15,6 +15,7 @@ from typing import Any
 
 from seedbed._core import Trace
 from seedbed._core.naming import replay_command
+from seedbed.aio._collect import between_runs
 from seedbed.aio.runner import RunOutcome, check_seed, execute, make_config
 
 __all__ = ["SeedFailure", "SweepResult", "summarize", "sweep"]
@@ -72,4 +73,5 @@ def sweep(
             result.failures.append(failure)
         if on_seed is not None:
             on_seed(seed, outcome)
+        between_runs()  # what the runs leave goes as they go (see seedbed.aio._collect)
     return result

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from typing import Any
 
+import pytest
+
 import seedbed
+from seedbed.sweep import sweep
 
 
 class _Cycle:
@@ -66,3 +70,65 @@ def test_the_collector_is_left_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _world_in_a_cycle(log: list[str]) -> None:
+    """A world's worth of objects that outlive its run in a cycle (as a Scenario's do)."""
+    _Cycle(log, "world")
+
+
+def test_between_runs_collects_once_the_heap_has_doubled(monkeypatch: Any) -> None:
+    from seedbed.aio import _collect
+
+    log: list[str] = []
+    gc.disable()  # as during a sweep: nothing but `between_runs` collects
+    try:
+        monkeypatch.setattr(_collect, "FLOOR", 0)
+        monkeypatch.setattr(_collect, "_left", [1])  # any heap is twice one block
+        _world_in_a_cycle(log)
+        assert _collect.between_runs() is True
+        assert log == ["world@outside"]  # outside any run
+        _world_in_a_cycle(log)
+        assert _collect.between_runs() is False  # the heap has not doubled since
+        assert log == ["world@outside"]
+    finally:
+        gc.enable()
+        gc.collect()
+
+
+def test_between_runs_refuses_a_running_loop() -> None:
+    from seedbed.aio import _collect
+    from seedbed.errors import SimulatorBug
+
+    async def main() -> None:
+        _collect.between_runs()
+
+    with pytest.raises(SimulatorBug, match="outside any running loop"):
+        asyncio.run(main())
+
+
+def test_a_sweep_leaves_no_growing_heap(monkeypatch: Any) -> None:
+    """Seed after seed in one process, runs leave cycles that no automatic collection
+    reaches (collection is off in runs, and what they froze is old): `seedbed.sweep`
+    collects them as it goes, so the heap stays bounded."""
+    from seedbed.aio import _collect
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.kept = [[object()] for _ in range(200)]  # type: ignore[attr-defined]
+        await asyncio.sleep(0.01)
+
+    def growth(seeds: int) -> int:
+        gc.collect()
+        before = len(gc.get_objects())
+        sweep(main, range(seeds))
+        return len(gc.get_objects()) - before
+
+    # This test process's heap is large: collect at 0.5% more than it, not twice it.
+    monkeypatch.setattr(_collect, "GROWTH", 1.005)
+    monkeypatch.setattr(_collect, "_left", [sys.getallocatedblocks()])
+    bounded = max(growth(30), growth(90))
+    monkeypatch.setattr(sys.modules["seedbed.sweep"], "between_runs", lambda: False)
+    unbounded = growth(90)
+    assert unbounded > 90 * 200, (bounded, unbounded)  # without it, every seed's leftovers stay
+    assert bounded < unbounded / 2, (bounded, unbounded)

@@ -27,6 +27,7 @@ from typing import IO, Any
 from seedbed._harness.sweeps._command import run_command
 from seedbed._harness.sweeps._record import build
 from seedbed._harness.targets import resolve, run_seed
+from seedbed.aio._collect import between_runs
 from seedbed.errors import UsageError
 
 
@@ -68,7 +69,9 @@ def _answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> d
     replay = run_command(settings["runner"], settings["target"], seed, settings["options"])
     started = time.perf_counter()  # outside the run: the run patches the clocks only inside
     outcome = run_seed(target, seed, settings["options"], request.get("trace"))
-    return build(seed, replay, outcome, time.perf_counter() - started)
+    record = build(seed, replay, outcome, time.perf_counter() - started)
+    between_runs()  # a worker runs seed after seed: what they leave must go (see _collect)
+    return record
 
 
 # (the imported target, the settings, one request) -> its answer
