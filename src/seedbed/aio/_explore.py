@@ -210,13 +210,22 @@ def reorder_task_steps(
     distinct_causes = len(set(map(_cause_of, source)))
     if distinct_causes < 2 and pct is None:
         return  # one callback queued them all: one order, nothing drawn
+    # Maybe hundreds of tasks yielding together: their kinds, with no list made
+    # (the first handle's kind turns away the wakeups of timers due together).
+    if (
+        whole
+        and n > UNIFORM_MAX
+        and pct is None
+        and distinct_causes == n
+        and _kind(type(source[0]._callback)) == STEP
+        and {_kind(kind) for kind in set(map(type, map(_callback_of, source)))} == {STEP}
+    ):
+        _turn_in_place(queue, sched)
+        return
     callbacks = list(map(_callback_of, source))  # one pass: the kinds and the owners
     kinds = {_kind(kind) for kind in set(map(type, callbacks))}
     if kinds == {PLAIN}:
         return  # plain callbacks only: nothing to reorder
-    if kinds == {STEP} and whole and n > UNIFORM_MAX and pct is None and distinct_causes == n:
-        _turn_in_place(queue, sched)
-        return
     batch = source if isinstance(source, list) else list(source)  # islice made a fresh one
     if PLAIN not in kinds:
         owners = list(map(_self_of, callbacks))
