@@ -160,17 +160,19 @@ def install_audit_hook() -> None:
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     # Called for every audited operation in the process: one global check
-    # when no run is active.
+    # when no run is active, two lookups for the events that are no escape
+    # (`builtins.id` above all) when one is, and no second call for them.
     if _host is None:
         return
-    _audit_active(event, args)
-
-
-def _audit_active(event: str, args: tuple[Any, ...]) -> None:
     entry = AUDIT_ESCAPES.get(event)
-    check = AUDIT_CHECKS.get(event) if entry is None else None
-    if entry is None and check is None:  # most events: two lookups
+    if entry is None and event not in AUDIT_CHECKS:
         return
+    _audit_active(event, args, entry)
+
+
+def _audit_active(event: str, args: tuple[Any, ...], entry: tuple[str, str] | None) -> None:
+    """An event that may be an escape: `entry` from the table, or a check's verdict."""
+    check = AUDIT_CHECKS.get(event) if entry is None else None
     host = _host
     if host is None or _get_ident() != _owner:
         return

@@ -210,18 +210,27 @@ def reorder_task_steps(
     distinct_causes = len(set(map(_cause_of, source)))
     if distinct_causes < 2 and pct is None:
         return  # one callback queued them all: one order, nothing drawn
-    kinds = {_kind(kind) for kind in set(map(type, map(_callback_of, source)))}
-    if kinds == {PLAIN}:
-        return  # plain callbacks only: nothing to reorder
-    if kinds == {STEP} and whole and n > UNIFORM_MAX and pct is None and distinct_causes == n:
+    # Maybe hundreds of tasks yielding together: their kinds, with no list made
+    # (the first handle's kind turns away the wakeups of timers due together).
+    if (
+        whole
+        and n > UNIFORM_MAX
+        and pct is None
+        and distinct_causes == n
+        and _kind(type(source[0]._callback)) == STEP
+        and {_kind(kind) for kind in set(map(type, map(_callback_of, source)))} == {STEP}
+    ):
         _turn_in_place(queue, sched)
         return
+    callbacks = list(map(_callback_of, source))  # one pass: the kinds and the owners
+    kinds = {_kind(kind) for kind in set(map(type, callbacks))}
+    if kinds == {PLAIN}:
+        return  # plain callbacks only: nothing to reorder
     batch = source if isinstance(source, list) else list(source)  # islice made a fresh one
-    callbacks = list(map(_callback_of, batch))
     if PLAIN not in kinds:
         owners = list(map(_self_of, callbacks))
         if all(map(isinstance, owners, repeat(_TASK))):
-            if _reorder_all(batch, owners, sched, pct):
+            if _reorder_all(batch, owners, distinct_causes, sched, pct):
                 _replace_front(queue, n, batch)
             return
     if _reorder_some(batch, callbacks, sched, pct):
@@ -265,12 +274,14 @@ def _turn_in_place(queue: deque[Any], sched: Stream) -> None:
 
 
 def _reorder_all(
-    batch: list[Any], owners: list[asyncio.Task[Any]], sched: Stream, pct: Pct | None
-) -> bool:
+    batch: list[Any], owners: list[asyncio.Task[Any]], distinct_causes: int, sched: Stream,
+    pct: Pct | None,
+) -> bool:  # fmt: skip
     """A batch of task steps only (tasks yielding with `sleep(0)`, waking
-    together): reordered in place, in C-level passes. False if it stays."""
-    causes = list(map(_cause_of, batch))
-    distinct_causes = len(set(causes))  # a count: no order comes from the set
+    together): reordered in place, in C-level passes. False if it stays.
+
+    `distinct_causes` is the caller's count of the batch's causes (it has
+    just taken it to decide whether to come here at all)."""
     if distinct_causes < 2 and pct is None:  # PCT counts every step it orders
         return False
     n = len(batch)
@@ -281,6 +292,7 @@ def _reorder_all(
         # another callback: their order is I/O timing's, free to draw.
         batch[:] = map(batch.__getitem__, draw_order(n, sched))
         return True
+    causes = list(map(_cause_of, batch))
     _refill(batch, list(range(n)), owners, causes, distinct_causes, sched, pct)
     return True
 

@@ -54,7 +54,6 @@ from seedbed.aio._explore import (
     STEP_TYPE,
     reorder_lone_steps,
     reorder_task_steps,
-    round_up,
     tick_ns,
 )
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
@@ -76,6 +75,7 @@ _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
 _DEBUG_STACK_DEPTH = asyncio_constants.DEBUG_STACK_DEPTH  # how deep debug mode records origins
 _new_handle = object.__new__  # handles are built field by field, see call_soon
+_copy_context = contextvars.copy_context
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -288,8 +288,11 @@ class SeedbedLoop(TaskWatch):
         """`_drive`'s loop; `router` (lanes) or None (one FIFO queue, no pick)."""
         ready, timers, clock, costs, trace = st.ready, st.timers, st.clock, st.costs, st.trace
         popleft = ready.popleft
+        parked = st.parked  # one list for the loop's life, like `ready` and `timers`
         after_step = st.after_node_step  # every iteration that runs a node's code calls it
-        explore = st.config.explore_tasks
+        explore, pct = st.config.explore_tasks, st.pct
+        # Budgets are set before a run, never during one (`WorldDriver.limit_time`).
+        time_limit, wake_limit = st.time_limit, st.wake_limit
         queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
         key: Any = True  # its lane; None is the world's own, True a loop without lanes
         # The length at which an iteration takes the one-callback path: 1 while
@@ -319,15 +322,18 @@ class SeedbedLoop(TaskWatch):
                             broken("cancelled timers are counted once", count=st.cancelled_timers)
                     else:
                         ready.append(due)
-            if st.parked:
+            if parked:
                 self._resume_one_parked()
             if router is not None:
                 if runnable or len(ready) != 1 or paused:
-                    queue = pick()
-                    if queue is None:
-                        continue  # a dead lane's work was dropped: begin again
-                    key = router.key
-                    single = 1 if queue is ready else -1
+                    if ready or runnable:
+                        queue = pick()
+                        if queue is None:
+                            continue  # a dead lane's work was dropped: begin again
+                        key = router.key
+                        single = 1 if queue is ready else -1
+                    else:  # nothing queued anywhere: `pick` would hand back `ready`, empty
+                        queue = ready
                 else:  # the one callback ready in the world: its lane's pick is forced
                     key = ready[0]._context.get(lane_var)
                     if key is not None and not key.alive:
@@ -358,7 +364,7 @@ class SeedbedLoop(TaskWatch):
                         self._callback_failed(exc, handle)
                     if after_step is not None and key is not None:
                         after_step()
-                if st.halt or clock.now > st.time_limit:
+                if st.halt or clock.now > time_limit:
                     self._end_drive()
                     break
             elif n:
@@ -372,16 +378,11 @@ class SeedbedLoop(TaskWatch):
                     # Nothing left the queue since the last batch looked at ran
                     # out, so it holds what was queued since; if that was only
                     # lone steps, the scan would find just that (see LoopState).
-                    if (
-                        lone == n
-                        and st.steps == st.looked_until
-                        and router is None
-                        and st.pct is None
-                    ):
+                    if lone == n and st.steps == st.looked_until and router is None and pct is None:
                         reorder_lone_steps(queue, st.sched)
-                    elif n != PAIR or queue[0].cause != queue[1].cause or st.pct is not None:
+                    elif n != PAIR or queue[0].cause != queue[1].cause or pct is not None:
                         # (A pair from one cause has nothing to draw: see PAIR.)
-                        reorder_task_steps(queue, n, st.sched, st.pct)
+                        reorder_task_steps(queue, n, st.sched, pct)
                     st.in_context = 0
                     st.lone_base = st.lone_cause = st.steps
                 start = st.cost_position
@@ -419,14 +420,14 @@ class SeedbedLoop(TaskWatch):
                         router.lane = None
                 if after_step is not None and key is not None:
                     after_step()
-                if st.halt or clock.now > st.time_limit:
+                if st.halt or clock.now > time_limit:
                     self._end_drive()
                     break
             elif st.halt:
                 if st.failure is not None:
                     raise self._failure_to_raise()
                 break
-            elif timers and timers[0][0] <= st.wake_limit and not timers[0][2]._cancelled:
+            elif timers and timers[0][0] <= wake_limit and not timers[0][2]._cancelled:
                 now = timers[0][0]  # the common case of _sleep_until_next_timer
                 if now <= clock.now:
                     broken("the loop wakes only for a timer in the future", at=clock.now, to=now)
@@ -664,14 +665,12 @@ class SeedbedLoop(TaskWatch):
         handle._cancelled = False
         handle._loop = self
         st = self._st
-        # `cause`: the callback running now scheduled it (see _explore).
+        cause = handle.cause = st.steps  # the callback running now scheduled it (see _explore)
         if context is None:  # user code's call_soon: a plain callback
-            handle._context = contextvars.copy_context()
-            handle.cause = st.steps
+            handle._context = _copy_context()
         else:  # a task's step or wakeup, or a future's done callback
             handle._context = context
             # Counted for the reorder's skip and its scan-free path (see LoopState).
-            cause = handle.cause = st.steps
             if type(callback) is STEP_TYPE and cause - 1 == st.lone_cause:
                 st.lone_cause = cause  # a lone step: one more, no counter to bump
             else:
@@ -711,7 +710,7 @@ class SeedbedLoop(TaskWatch):
         handle._args = args
         handle._cancelled = False
         handle._loop = self
-        handle._context = context if context is not None else contextvars.copy_context()
+        handle._context = context if context is not None else _copy_context()
         handle._scheduled = True
         handle._when = when / _NS
         handle.when_ns = when
@@ -731,7 +730,28 @@ class SeedbedLoop(TaskWatch):
         handle._args = args
         handle._cancelled = False
         handle._loop = self
-        handle._context = context if context is not None else contextvars.copy_context()
+        handle._context = context if context is not None else _copy_context()
+        handle._scheduled = True
+        handle._when = when_ns / _NS
+        handle.when_ns = when_ns
+        heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
+        return handle
+
+    def _timer(
+        self,
+        when_ns: int,
+        callback: Callable[..., object],
+        args: tuple[Any, ...],
+        context: contextvars.Context | None,
+    ) -> SimTimerHandle:
+        """`call_at_ns` for the loop's own callers, `args` as a tuple: passing on
+        `*args` and `context=` cost a tuple, a dict and their unpacking per timer."""
+        handle = _new_handle(SimTimerHandle)
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else _copy_context()
         handle._scheduled = True
         handle._when = when_ns / _NS
         handle.when_ns = when_ns
@@ -749,7 +769,7 @@ class SeedbedLoop(TaskWatch):
             when_ns = int(when * _NS)
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
-        return self.call_at_ns(when_ns, callback, *args, context=context)
+        return self._timer(when_ns, callback, args, context)
 
     def _coarse_call_later(
         self,
@@ -764,8 +784,11 @@ class SeedbedLoop(TaskWatch):
             delay_ns = int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        when = round_up(self._st.clock.now, self._tick) + delay_ns
-        return self.call_at_ns(when, callback, *args, context=context)
+        now, tick = self._st.clock.now, self._tick
+        tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
+        if not now <= tick_end < now + tick:
+            broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
+        return self._timer(tick_end + delay_ns, callback, args, context)
 
     def _coarse_call_at(
         self,
@@ -782,9 +805,11 @@ class SeedbedLoop(TaskWatch):
             when_ns = int(when * _NS)
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
-        now = self._st.clock.now
-        shifted = when_ns + round_up(now, self._tick) - now
-        return self.call_at_ns(shifted, callback, *args, context=context)
+        now, tick = self._st.clock.now, self._tick
+        late = -(-now // tick) * tick - now  # `round_up`, inlined (every asyncio.timeout)
+        if not 0 <= late < tick:
+            broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
+        return self._timer(when_ns + late, callback, args, context)
 
     def call_later_exact(
         self,
@@ -797,7 +822,11 @@ class SeedbedLoop(TaskWatch):
         world's own timers (faults, disk latency, `Simulation.at`) are not a
         program reading a coarse clock. (A coarse clock replaces the instance's
         `call_later`/`call_at`; the class's stay exact.)"""
-        return SeedbedLoop.call_later(self, delay, callback, *args, context=context)
+        try:
+            when = self._st.clock.now + int(delay * _NS)
+        except (OverflowError, ValueError):
+            return self._never(delay, callback, args, context)
+        return self._timer(when, callback, args, context)
 
     def call_at_exact(
         self,
@@ -815,7 +844,12 @@ class SeedbedLoop(TaskWatch):
             await asyncio.sleep(0)
             return
         waiter = self.create_future()
-        handle = SeedbedLoop.call_later(self, delay, _wake, waiter)
+        try:
+            when = self._st.clock.now + int(delay * _NS)
+        except (OverflowError, ValueError):  # inf: a timer that never fires; NaN: refused
+            handle = self._never(delay, _wake, (waiter,), None)
+        else:
+            handle = self._timer(when, _wake, (waiter,), None)
         try:
             await waiter
         except BaseException:  # cancelled before the timer fired: it must not fire
@@ -833,7 +867,7 @@ class SeedbedLoop(TaskWatch):
         if when != when:
             raise ValueError("a timer's delay cannot be NaN")
         handle = SimTimerHandle(
-            0, callback, args, self, context if context is not None else contextvars.copy_context()
+            0, callback, args, self, context if context is not None else _copy_context()
         )
         handle._when = float(when)
         handle._scheduled = False
