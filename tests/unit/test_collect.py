@@ -127,8 +127,8 @@ def test_a_sweep_leaves_no_growing_heap(monkeypatch: Any) -> None:
     # This test process's heap is large: collect at 0.5% more than it, not twice it.
     monkeypatch.setattr(_collect, "GROWTH", 1.005)
     monkeypatch.setattr(_collect, "_left", [sys.getallocatedblocks()])
-    bounded = max(growth(30), growth(90))
+    bounded = max(growth(20), growth(60))
     monkeypatch.setattr(sys.modules["seedbed.sweep"], "between_runs", lambda: False)
-    unbounded = growth(90)
-    assert unbounded > 90 * 200, (bounded, unbounded)  # without it, every seed's leftovers stay
+    unbounded = growth(60)
+    assert unbounded > 60 * 200, (bounded, unbounded)  # without it, every seed's leftovers stay
     assert bounded < unbounded / 2, (bounded, unbounded)
