@@ -725,17 +725,7 @@ class SeedbedLoop(TaskWatch):
         context: contextvars.Context | None = None,
     ) -> SimTimerHandle:
         """`call_at` with an integer deadline in virtual nanoseconds (exact, no floats)."""
-        handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
-        handle._callback = callback
-        handle._args = args
-        handle._cancelled = False
-        handle._loop = self
-        handle._context = context if context is not None else _copy_context()
-        handle._scheduled = True
-        handle._when = when_ns / _NS
-        handle.when_ns = when_ns
-        heappush(self._st.timers, (when_ns, next(self._timer_numbers), handle))
-        return handle
+        return self._timer(when_ns, callback, args, context)
 
     def _timer(
         self,
@@ -744,9 +734,10 @@ class SeedbedLoop(TaskWatch):
         args: tuple[Any, ...],
         context: contextvars.Context | None,
     ) -> SimTimerHandle:
-        """`call_at_ns` for the loop's own callers, `args` as a tuple: passing on
-        `*args` and `context=` cost a tuple, a dict and their unpacking per timer."""
-        handle = _new_handle(SimTimerHandle)
+        """A timer at `when_ns`, `args` as a tuple: the loop's own callers pass them on
+        so, since `*args` and `context=` cost a tuple, a dict and their unpacking per
+        timer (`call_later` builds its handle inline too, for programs' timers)."""
+        handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
         handle._callback = callback
         handle._args = args
         handle._cancelled = False
