@@ -31,3 +31,14 @@ def count_with_output(args: list[str]) -> tuple[int, str]:
     if proc.returncode or not found:
         raise SystemExit(f"callgrind run of {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
     return int(found.group(1).replace(",", "")), proc.stdout
+
+
+def per_unit(script: str, small: int, large: int, units_per_round: int) -> tuple[float, float]:
+    """(instructions, loop steps) per unit of `script --child N`, a workload of N rounds
+    that prints its loop steps last: the difference of two sizes in fresh processes,
+    so start-up and imports cancel out."""
+    small_count, small_out = count_with_output([script, "--child", str(small)])
+    large_count, large_out = count_with_output([script, "--child", str(large)])
+    units = units_per_round * (large - small)
+    steps = int(large_out.split()[-1]) - int(small_out.split()[-1])
+    return (large_count - small_count) / units, steps / units

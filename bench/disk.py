@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _callgrind import count_with_output
+from _callgrind import per_unit
 
 SMALL, LARGE = 200, 2200  # write+fsync rounds: two operations each
 
@@ -42,13 +42,11 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         workload(int(sys.argv[2]))
         return
-    small, small_out = count_with_output([__file__, "--child", str(SMALL)])
-    large, large_out = count_with_output([__file__, "--child", str(LARGE)])
+    instructions, steps = per_unit(__file__, SMALL, LARGE, units_per_round=2)
     operations = 2 * (LARGE - SMALL)
-    steps = int(large_out.split()[-1]) - int(small_out.split()[-1])
     print(f"simulated disk, {operations} operations (write or fsync, 0.1-2 ms latency):")
-    print(f"| instructions per operation | {(large - small) / operations:,.0f} |")
-    print(f"| loop steps per operation | {steps / operations:.2f} |")
+    print(f"| instructions per operation | {instructions:,.0f} |")
+    print(f"| loop steps per operation | {steps:.2f} |")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _callgrind import count_with_output
+from _callgrind import per_unit
 
 SMALL, LARGE = 200, 1200  # request/echo rounds: two messages each
 BODY = b"x" * 200
@@ -63,13 +63,11 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         workload(int(sys.argv[2]))
         return
-    small, small_out = count_with_output([__file__, "--child", str(SMALL)])
-    large, large_out = count_with_output([__file__, "--child", str(LARGE)])
+    instructions, steps = per_unit(__file__, SMALL, LARGE, units_per_round=2)
     messages = 2 * (LARGE - SMALL)
-    steps = int(large_out.split()[-1]) - int(small_out.split()[-1])
     print(f"simulated stream, {messages} messages (a 204-byte frame each, default links):")
-    print(f"| instructions per message | {(large - small) / messages:,.0f} |")
-    print(f"| loop steps per message | {steps / messages:.2f} |")
+    print(f"| instructions per message | {instructions:,.0f} |")
+    print(f"| loop steps per message | {steps:.2f} |")
 
 
 if __name__ == "__main__":
