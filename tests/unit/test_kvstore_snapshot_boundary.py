@@ -18,6 +18,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from _raftmsg import noop_entries
 from examples.kvstore.raft import Replica, Timing
 from examples.kvstore.storage import Storage
 
@@ -39,10 +40,6 @@ async def _replica(directory: Path, name: str, outbox: list[dict[str, Any]]) -> 
     return replica
 
 
-def _entries(first: int, last: int, term: int) -> list[dict[str, Any]]:
-    return [{"index": i, "term": term, "cmd": {"op": "noop"}} for i in range(first, last + 1)]
-
-
 async def _deliver(outbox: list[dict[str, Any]], to: Replica) -> None:
     """Hand `to` the messages addressed to it (in order), and drop them from `outbox`."""
     mine = [message for message in outbox if message["to"] == to.name]
@@ -61,8 +58,8 @@ def test_a_stale_tail_after_the_successors_snapshot_is_replaced_by_the_snapshot(
         # Term 1, n2 leading: 1-3 reached n1 and committed; 4-6 reached no one else
         # (n2's log is built here by an append, as if from a term-1 peer).
         term1 = {"type": "append", "term": 1, "prev_index": 0, "prev_term": 0, "commit": 3}
-        await leader._on_message({**term1, "from": "n2", "entries": _entries(1, 3, term=1)})
-        await deposed._on_message({**term1, "from": "n3", "entries": _entries(1, 6, term=1)})
+        await leader._on_message({**term1, "from": "n2", "entries": noop_entries(1, 3, term=1)})
+        await deposed._on_message({**term1, "from": "n3", "entries": noop_entries(1, 6, term=1)})
         # n2 is cut off; n1 wins term 2 with n3's vote, commits its no-op at 4 with
         # n3, snapshots it (every 4 entries), and appends 5. n2 gets none of it.
         await leader._campaign()
@@ -84,4 +81,4 @@ def test_a_stale_tail_after_the_successors_snapshot_is_replaced_by_the_snapshot(
     leader, deposed, rounds = asyncio.run(main())
     assert rounds < ROUNDS, "the deposed leader never caught up"
     assert (deposed.log.snap_index, deposed.log.snap_term) == (4, 2)
-    assert deposed.log.entries == leader.log.entries == _entries(5, 5, term=2)
+    assert deposed.log.entries == leader.log.entries == noop_entries(5, 5, term=2)

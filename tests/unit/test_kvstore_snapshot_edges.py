@@ -17,28 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _raftmsg import append, noop_entries
 from examples.kvstore.machine import Machine
 from examples.kvstore.oracles import LOG_ACCOUNT, TERMS_ORDERED, Oracle
 from examples.kvstore.raft import Replica, Timing
 from examples.kvstore.storage import Storage
 
 PEERS = {name: (name, 7000) for name in ("n1", "n2", "n3")}
-
-
-def _entries(first: int, last: int, term: int) -> list[dict[str, Any]]:
-    return [{"index": i, "term": term, "cmd": {"op": "noop"}} for i in range(first, last + 1)]
-
-
-def _append(leader: str, term: int, prev: int, prev_term: int, entries: list[Any], commit: int = 0):
-    return {
-        "type": "append",
-        "from": leader,
-        "term": term,
-        "prev_index": prev,
-        "prev_term": prev_term,
-        "entries": entries,
-        "commit": commit,
-    }
 
 
 def _snapshot(leader: str, term: int, index: int) -> dict[str, Any]:
@@ -62,7 +47,7 @@ def test_a_snapshot_ending_inside_a_stale_tail_cuts_the_tail(tmp_path: Path) -> 
     async def main() -> Replica:
         oracle = Oracle()
         first = await _replica(tmp_path, oracle)
-        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1), commit=2))
+        await first._on_message(append("n2", 1, 0, 0, noop_entries(1, 5, term=1), commit=2))
         await first._on_message(_snapshot("n3", 2, 3))
         assert (first.log.snap_index, first.log.snap_term, first.log.entries) == (3, 2, [])
         assert first.storage.span() == (4, 3)  # the file holds nothing after the snapshot
@@ -97,7 +82,7 @@ def test_a_crash_before_the_log_is_rewritten_drops_the_superseded_log(tmp_path: 
         replica._send = lambda *args, **fields: None  # type: ignore[method-assign]
         replica._resume(await storage.load())
         oracle.started(replica)
-        await replica._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1), commit=2))
+        await replica._on_message(append("n2", 1, 0, 0, noop_entries(1, 5, term=1), commit=2))
         with pytest.raises(OSError, match="simulated crash"):
             await replica._on_message(_snapshot("n3", 2, 3))
         await storage.close()
@@ -112,7 +97,7 @@ def test_an_older_term_kept_after_a_snapshot_fails_the_term_order_check(tmp_path
     async def main() -> None:
         oracle = Oracle()
         first = await _replica(tmp_path, oracle)
-        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1), commit=2))
+        await first._on_message(append("n2", 1, 0, 0, noop_entries(1, 5, term=1), commit=2))
         first.log.compact(3, 2)  # what a follower that kept its tail would hold: 4-5 of term 1
         oracle.snapshotted("n1", 3, 2)
 
@@ -128,16 +113,16 @@ def test_a_cut_after_a_snapshot_that_emptied_the_log_leaves_the_newer_entry(
     async def main() -> Replica:
         oracle = Oracle()
         first = await _replica(tmp_path, oracle, every=3)
-        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 3, term=1), commit=3))
+        await first._on_message(append("n2", 1, 0, 0, noop_entries(1, 3, term=1), commit=3))
         assert (first.log.snap_index, first.log.entries) == (3, [])
-        await first._on_message(_append("n2", 1, 3, 1, _entries(4, 5, term=1), commit=3))
-        await first._on_message(_append("n3", 2, 3, 1, _entries(4, 4, term=2), commit=3))
+        await first._on_message(append("n2", 1, 3, 1, noop_entries(4, 5, term=1), commit=3))
+        await first._on_message(append("n3", 2, 3, 1, noop_entries(4, 4, term=2), commit=3))
         assert first.storage.span() == (4, 4)
         await first.storage.close()
         return await _replica(tmp_path, oracle, every=3)
 
     restarted = asyncio.run(main())
-    assert restarted.log.entries == _entries(4, 4, term=2)
+    assert restarted.log.entries == noop_entries(4, 4, term=2)
 
 
 def test_a_storage_account_one_entry_off_fails_at_the_next_acknowledgement(
@@ -146,9 +131,9 @@ def test_a_storage_account_one_entry_off_fails_at_the_next_acknowledgement(
     async def main() -> None:
         oracle = Oracle()
         first = await _replica(tmp_path, oracle, every=3)
-        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 3, term=1), commit=3))
+        await first._on_message(append("n2", 1, 0, 0, noop_entries(1, 3, term=1), commit=3))
         first.storage._first -= 1  # the account a first index one too low gives
-        await first._on_message(_append("n2", 1, 3, 1, _entries(4, 5, term=1), commit=3))
+        await first._on_message(append("n2", 1, 3, 1, noop_entries(4, 5, term=1), commit=3))
 
     with pytest.raises(AssertionError, match=LOG_ACCOUNT):
         asyncio.run(main())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _raftmsg import append
 from examples.kvstore.oracles import KEPT, Oracle
 from examples.kvstore.raft import Replica
 from examples.kvstore.storage import Storage
@@ -28,20 +29,6 @@ PEERS = {name: (name, 7000) for name in ("n1", "n2", "n3")}
 
 def _entries(first: int, last: int, term: int) -> list[dict[str, Any]]:
     return [{"index": i, "term": term, "cmd": {"n": i}} for i in range(first, last + 1)]
-
-
-def _append(
-    leader: str, term: int, prev: int, prev_term: int, entries: list[Any]
-) -> dict[str, Any]:
-    return {
-        "type": "append",
-        "from": leader,
-        "term": term,
-        "prev_index": prev,
-        "prev_term": prev_term,
-        "entries": entries,
-        "commit": 0,
-    }
 
 
 class CrashInTruncation(Storage):
@@ -75,9 +62,9 @@ async def _crash_in_truncation(directory: Path, oracle: Oracle, *, cut: bool) ->
     the cut and restarts from its disk."""
     storage = CrashInTruncation(str(directory), cut=cut)
     first = await _replica(directory, oracle, storage)
-    await first._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1)))
+    await first._on_message(append("n2", 1, 0, 0, _entries(1, 5, term=1)))
     with pytest.raises(OSError, match="simulated crash"):
-        await first._on_message(_append("n3", 2, 3, 1, _entries(4, 4, term=2)))
+        await first._on_message(append("n3", 2, 3, 1, _entries(4, 4, term=2)))
     await storage.close()
     return await _replica(directory, oracle)
 
@@ -100,9 +87,9 @@ def test_losing_entries_below_the_cut_still_fails_the_restart(tmp_path: Path) ->
         oracle = Oracle()
         storage = CrashInTruncation(str(tmp_path), cut=False)
         first = await _replica(tmp_path, oracle, storage)
-        await first._on_message(_append("n2", 1, 0, 0, _entries(1, 5, term=1)))
+        await first._on_message(append("n2", 1, 0, 0, _entries(1, 5, term=1)))
         with pytest.raises(OSError):
-            await first._on_message(_append("n3", 2, 3, 1, _entries(4, 4, term=2)))
+            await first._on_message(append("n3", 2, 3, 1, _entries(4, 4, term=2)))
         await Storage.truncate_from(storage, 2)  # the wrong cut, made durable
         await storage.close()
         await _replica(tmp_path, oracle)
