@@ -145,8 +145,11 @@ def test_protocol_callbacks_run_in_the_receiving_node() -> None:
     assert {node for _, node in seen} == {"n1"}
 
 
-def _line_reads(seed: int, config: NetworkConfig, lines: int = 200) -> list[int]:
-    """Sizes of the reads a server sees for `lines` 10-byte lines sent one at a time."""
+def _line_reads(
+    seed: int, config: NetworkConfig, lines: int = 200, drawn: list[int] | None = None
+) -> list[int]:
+    """Sizes of the reads a server sees for `lines` 10-byte lines sent one at a time;
+    `drawn` gets the chunk fractions drawn and not yet used."""
     world = World(seed=seed, config=config)
     reads: list[int] = []
 
@@ -176,6 +179,8 @@ def _line_reads(seed: int, config: NetworkConfig, lines: int = 200) -> list[int]
 
     world.run(main)
     assert sum(reads) == 10 * lines
+    if drawn is not None:
+        drawn.extend(world.net._fabric.chunk_fractions)
     return reads
 
 
@@ -190,6 +195,16 @@ def test_split_probability_zero_delivers_each_message_whole() -> None:
     # light-tailed: under a spike, lines queue behind it and are read together
     config = NetworkConfig(stream_split_probability=0.0, latency_model="exponential")
     assert set(_line_reads(3, config)) == {10}
+
+
+def test_split_probability_zero_draws_no_chunk_sizes() -> None:
+    """A delivery on links that never split draws nothing (one batch serves 256 chunks)."""
+    drawn: list[int] = []
+    _line_reads(3, NetworkConfig(), drawn=drawn)
+    assert 0 < len(drawn) < 256  # the default draws a batch and uses part of it
+    drawn.clear()
+    _line_reads(3, NetworkConfig(stream_split_probability=0.0), drawn=drawn)
+    assert drawn == []
 
 
 def test_split_probability_one_splits_most_messages() -> None:

@@ -6,10 +6,10 @@ one segment (one draw, one delivery). Arriving bytes are handed to the
 receiver in chunks of at most `stream_chunk_max` bytes, each its own loop
 callback: a delivery hands over all that arrived or, with
 `stream_split_probability`, a seeded prefix, so a reader sees partial
-messages. A FIN (EOF) or RST travels behind the data like any segment. The
-link is checked on arrival: a partitioned or held link stalls the pipe
-(nothing is lost); a partition that outlasts `partition_reset_timeout` resets
-the connection.
+messages (at probability 0 nothing is drawn). A FIN (EOF) or RST travels
+behind the data like any segment. The link is checked on arrival: a
+partitioned or held link stalls the pipe (nothing is lost); a partition that
+outlasts `partition_reset_timeout` resets the connection.
 
 With a trace file recorded, the pipe notes (outside the hash, see
 `seedbed._core.trace`) each segment sent, each chunk delivered, stalls and
@@ -237,7 +237,7 @@ class Pipe:
         size = limit = end - self.delivered
         if limit > fabric.chunk_max:
             size = limit = fabric.chunk_max
-        if limit > 1:
+        if limit > 1 and fabric.split_span:  # no split armed: nothing to draw
             fractions = fabric.chunk_fractions
             value = fractions.pop() if fractions else fabric.chunk_fraction()
             if value >= fabric.split_from:  # a split: a uniform prefix of 1..limit bytes
