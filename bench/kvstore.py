@@ -19,12 +19,15 @@ compare the two sides of one run, not runs of different days.
 
     PYTHONHASHSEED=0 python bench/kvstore.py [--seeds 3] [--seconds 5]
     PYTHONHASHSEED=0 python bench/kvstore.py --layers [--seeds 10]
+    PYTHONHASHSEED=0 python bench/kvstore.py --calls [--seeds 3]
     python bench/kvstore.py --instructions [--seeds 2]
     PYTHONHASHSEED=0 python bench/kvstore.py --oracle-cost --seeds 6 [--instructions]
 
 `--layers` prints the CPU share of each layer (the store, seedbed's loop,
 network, disk, checks, trace, entropy, stdlib asyncio...) from a sampling
-profile of happy-path runs (see `_layers.py`). `--instructions` prints the
+profile of happy-path runs (see `_layers.py`); `--calls` the Python and C
+calls per client operation by layer (cProfile's counts, which repeat
+exactly: the interpreted work each layer asks for). `--instructions` prints the
 instructions callgrind counts per client operation: the difference between
 a process running seeds 0..N and one running seed 0 alone, over the
 operations of seeds 1..N, so start-up and first-run warm-up cancel out. It
@@ -50,7 +53,7 @@ from examples.kvstore.local import LocalGroup  # noqa: E402
 from examples.kvstore.workload import Workload  # noqa: E402
 
 from _callgrind import count_with_output  # noqa: E402
-from _layers import Sampler  # noqa: E402
+from _layers import LAYERS, SEEDBED_NAMES, Sampler, call_counts  # noqa: E402
 from seedbed import always  # noqa: E402
 
 TARGET = 100.0  # virtual seconds per wall second (issue 13)
@@ -241,6 +244,32 @@ def layers(seeds: int) -> None:
     print(f"| seedbed's own modules | {sampler.seedbed_share():.1%} |")
 
 
+def calls(seeds: int) -> None:
+    """Print the Python and C calls per client operation of happy_path, by layer."""
+    operations = 0
+
+    def run() -> None:
+        nonlocal operations
+        for seed in range(seeds):
+            operations += sum(scenarios.happy_path.run(seed).values.values())
+
+    counts = call_counts(run)
+    print(f"happy_path seeds 0-{seeds - 1}: {operations} operations (cProfile's call counts)")
+    print("| layer | Python calls per operation | C calls per operation |")
+    print("|---|---:|---:|")
+    rows = [name for name in LAYERS if counts[name, "Python"] or counts[name, "C"]]
+    for name in [*rows, "all"]:
+        if name == "all":
+            python = sum(n for (_, kind), n in counts.items() if kind == "Python")
+            c = sum(n for (_, kind), n in counts.items() if kind == "C")
+        else:
+            python, c = counts[name, "Python"], counts[name, "C"]
+        print(f"| {name} | {python / operations:,.1f} | {c / operations:,.1f} |")
+    seedbed = sum(n for (name, _), n in counts.items() if name in SEEDBED_NAMES)
+    total = sum(counts.values())
+    print(f"seedbed's own modules make {seedbed / total:.1%} of all calls")
+
+
 def _operations_of(seeds: list[int]) -> None:
     """Internal (`--one`): run happy_path's `seeds` and print the client operations."""
     print(sum(sum(scenarios.happy_path.run(seed).values.values()) for seed in seeds))
@@ -271,6 +300,9 @@ def main() -> None:
     )
     parser.add_argument("--layers", action="store_true", help="CPU share per layer")
     parser.add_argument(
+        "--calls", action="store_true", help="Python and C calls per operation, by layer"
+    )
+    parser.add_argument(
         "--instructions", action="store_true",
         help="callgrind instructions per operation (with --oracle-cost: the oracles' share)",
     )  # fmt: skip
@@ -291,6 +323,9 @@ def main() -> None:
         return
     if args.layers:
         layers(args.seeds)
+        return
+    if args.calls:
+        calls(args.seeds)
         return
     if args.instructions:
         instructions(args.seeds)
