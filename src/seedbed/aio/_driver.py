@@ -59,11 +59,15 @@ F = TypeVar("F", bound=SimulationFailure)
 class WorldDriver:
     """The driver face of one `SeedbedLoop` (see the module docstring)."""
 
-    __slots__ = ("_loop", "_st")
+    __slots__ = ("_loop", "_st", "exact_waiter")
 
     def __init__(self, loop: SeedbedLoop, st: LoopState) -> None:
         self._loop = loop
         self._st = st
+        # `(future, timer) = exact_waiter(delay)`: `sleep` without its coroutine,
+        # for a waiter that awaits the future in its own frame and cancels the
+        # timer if it is cancelled first (see `SeedbedLoop.exact_waiter`).
+        self.exact_waiter = loop.exact_waiter
 
     # -- naming and hooks ---------------------------------------------------
 

@@ -834,18 +834,24 @@ class SeedbedLoop(TaskWatch):
         if delay <= 0:
             await asyncio.sleep(0)
             return
-        waiter = self.create_future()
-        try:
-            when = self._st.clock.now + int(delay * _NS)
-        except (OverflowError, ValueError):  # inf: a timer that never fires; NaN: refused
-            handle = self._never(delay, _wake, (waiter,), None)
-        else:
-            handle = self._timer(when, _wake, (waiter,), None)
+        waiter, handle = self.exact_waiter(delay)
         try:
             await waiter
         except BaseException:  # cancelled before the timer fired: it must not fire
             handle.cancel()  # (once it fired, the heap holds nothing to cancel)
             raise
+
+    def exact_waiter(self, delay: float) -> tuple[asyncio.Future[None], SimTimerHandle]:
+        """A future that a timer `delay` (> 0) seconds from now on the exact clock
+        resolves, and that timer: `sleep_exact` without its coroutine, for a waiter
+        that awaits the future in its own frame and cancels the timer if it is
+        cancelled first (the disk's latency: one frame less per operation)."""
+        waiter = self.create_future()
+        try:
+            when = self._st.clock.now + int(delay * _NS)
+        except (OverflowError, ValueError):  # inf: a timer that never fires; NaN: refused
+            return waiter, self._never(delay, _wake, (waiter,), None)
+        return waiter, self._timer(when, _wake, (waiter,), None)
 
     def _never(
         self,
