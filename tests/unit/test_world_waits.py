@@ -74,3 +74,23 @@ def test_a_disk_operation_lasts_its_drawn_latency() -> None:
     assert result.values["c1"] is None
     assert len(spent) == 5 and len(set(spent)) == 5  # five draws, five latencies
     assert all(0.001 <= s < 0.002 + 1e-9 for s in spent)
+
+
+def test_a_disk_write_cut_by_a_timeout_ends_then_and_cancels_its_latency_timer() -> None:
+    """The disk awaits its latency in its own frame: cancelled first, it cancels the timer."""
+    disk = seedbed.DiskConfig(latency_min=1.0, latency_max=1.0)
+    sim = seedbed.Simulation(seed=5, disk=disk, cpu_cost_min=0.0, cpu_cost_max=0.0)
+
+    async def client() -> tuple[float, list[float]]:
+        loop = asyncio.get_running_loop()
+        async with await seedbed.fs.open("/f", "wb") as file:  # 1 s: the write starts at 1.0
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await file.write(b"x")
+            assert isinstance(loop, SeedbedLoop)
+            return loop.time(), live_timers(loop)
+
+    sim.client("c1", client)
+    ended, timers = sim.run(max_time=5.0).values["c1"]
+    assert ended == pytest.approx(1.5, abs=0.002)
+    assert not [deadline for deadline in timers if 1.9 < deadline < 2.1]  # the write's, at 2.0
