@@ -555,3 +555,23 @@ def test_subprocesses_and_pipes_inside_a_node_escape_even_when_swallowed() -> No
     sim.client("c", shell_out)
     with pytest.raises(seedbed.SimulationEscape, match="subprocess_exec"):
         sim.run(max_time=10)
+
+
+def test_a_node_main_that_is_not_async_fails_the_run_saying_so() -> None:
+    sim = seedbed.Simulation(seed=1)
+    sim.client("c1", lambda: 42)
+    with pytest.raises(seedbed.UsageError, match="a node's main must be an async function; it"):
+        sim.run(max_time=1.0)
+
+
+def test_an_async_action_at_a_time_runs_to_its_end() -> None:
+    sim = seedbed.Simulation(seed=1)
+    seen: list[float] = []
+
+    async def action() -> None:
+        await asyncio.sleep(0.5)
+        seen.append(asyncio.get_running_loop().time())
+
+    sim.at(1.0, action)
+    sim.run(max_time=3.0)
+    assert seen and 1.5 <= seen[0] < 1.6

@@ -681,21 +681,16 @@ async def _run_main(main: Callable[[], Any]) -> Any:
     The only frame between the task and the node's code: every wakeup of a
     node's main task resumes each frame of its await chain."""
     awaitable = main()
-    _require_awaitable(awaitable)
-    return await awaitable
-
-
-async def _awaiting(awaitable: Any) -> Any:
-    """Await what an action returned; refuse one that is not async."""
-    _require_awaitable(awaitable)
-    return await awaitable
-
-
-def _require_awaitable(awaitable: Any) -> None:
     if not inspect.isawaitable(awaitable):
         raise UsageError(
             f"a node's main must be an async function; it returned {type(awaitable).__name__}"
         )
+    return await awaitable
+
+
+async def _awaiting(awaitable: Any) -> Any:
+    """Await what an action returned (`_run_action` made sure it is awaitable)."""
+    return await awaitable
 
 
 _COMPONENTS = {"clock": ClockConfig, "network": NetworkConfig, "disk": DiskConfig}
