@@ -257,16 +257,15 @@ def calls(seeds: int) -> None:
     print(f"happy_path seeds 0-{seeds - 1}: {operations} operations (cProfile's call counts)")
     print("| layer | Python calls per operation | C calls per operation |")
     print("|---|---:|---:|")
-    rows = [name for name in LAYERS if counts[name, "Python"] or counts[name, "C"]]
-    for name in [*rows, "all"]:
-        if name == "all":
-            python = sum(n for (_, kind), n in counts.items() if kind == "Python")
-            c = sum(n for (_, kind), n in counts.items() if kind == "C")
-        else:
-            python, c = counts[name, "Python"], counts[name, "C"]
-        print(f"| {name} | {python / operations:,.1f} | {c / operations:,.1f} |")
+    for name in LAYERS:
+        counts["all", "Python"] += counts[name, "Python"]
+        counts["all", "C"] += counts[name, "C"]
+    for name in [*LAYERS, "all"]:
+        python, c = counts[name, "Python"], counts[name, "C"]
+        if python or c:
+            print(f"| {name} | {python / operations:,.1f} | {c / operations:,.1f} |")
     seedbed = sum(n for (name, _), n in counts.items() if name in SEEDBED_NAMES)
-    total = sum(counts.values())
+    total = counts["all", "Python"] + counts["all", "C"]
     print(f"seedbed's own modules make {seedbed / total:.1%} of all calls")
 
 
