@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_LINE = 1 << 20  # bytes a reader takes from one line; seedbed writes far shorter ones
 
@@ -74,6 +75,28 @@ def regular_file(path: str | Path) -> None:
         return
     if not stat.S_ISREG(mode):
         raise NotRegular(f"{path} is {_kind(mode)}, not a regular file: pass a file seedbed wrote")
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """`path` opened for reading in binary, if it is a regular file (`NotRegular` if not).
+
+    `regular_file` refuses before opening; the open itself does not block (a
+    FIFO put there in between would wait for a writer) and what it opened is
+    checked again, so the answer holds for the file actually read.
+    """
+    regular_file(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegular(
+                f"{path} is {_kind(mode)}, not a regular file: pass a file seedbed wrote"
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def replaceable(path: str | Path) -> None:
