@@ -27,13 +27,7 @@ def report(results: str, html_path: str) -> None:
     """Write a sweep's RESULTS (results.jsonl or its directory), or a search's
     folder (`seedbed explore --out`), as an HTML page."""
     if is_search(Path(results)):
-        try:
-            search = write_search_report(results, html_path)
-        except ResultsError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        failed = sum(1 for line in search.runs if line.get("bucket"))
-        click.echo(f"wrote {html_path}: a search of {len(search.runs):,} runs, {failed:,} failed")
+        _search_report(results, html_path)
         return
     try:
         aggregate = write_report(results, html_path)
@@ -52,3 +46,22 @@ def report(results: str, html_path: str) -> None:
             err=True,
         )
         sys.exit(2)
+
+
+def _search_report(results: str, html_path: str) -> None:
+    """A search's page; exit 2 when a log had lines the page had to skip."""
+    try:
+        search, *sweep = write_search_report(results, html_path)
+    except ResultsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"wrote {html_path}: a search of {search.runs:,} runs, {search.failed:,} failed")
+    for log in (search, *sweep):
+        if log.first_bad is not None:
+            line, reason = log.first_bad
+            click.echo(
+                f"error: {log.path}: {log.bad_lines:,} malformed line(s), the first at line "
+                f"{line} ({reason}); the report counts and skips them",
+                err=True,
+            )
+            sys.exit(2)

@@ -12,9 +12,11 @@ import click
 
 from seedbed._harness.explore import explore_options
 from seedbed._harness.search import ExploreSpec, explore
-from seedbed._harness.search._store import LOG, SWEEP
+from seedbed._harness.search._log import LOG
+from seedbed._harness.search._store import SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._engine import argv
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.errors import UsageError
@@ -94,7 +96,8 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         options = {key: value for key, value in options.items() if value is not None}
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
-                           seed_timeout, scheduler, branches=tuple(branches))  # fmt: skip
+                           seed_timeout, scheduler, branches=tuple(branches),
+                           argv=argv())  # fmt: skip
         search = explore(spec)
         plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:

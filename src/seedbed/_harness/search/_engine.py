@@ -11,22 +11,28 @@ its log says what it did, so a resumed or repeated search can follow it.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._core.choices import Choice
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
 from seedbed._harness.search._state import State
-from seedbed._harness.search._store import Store, header_of, order_of
+from seedbed._harness.search._store import CORPUS, FAILURES, Store, header_of, order_of
 from seedbed._harness.shrink._trial import asyncio_log_off
+from seedbed._harness.sweeps._command import resume_command
+from seedbed._harness.sweeps._folder import Holder, locked
 from seedbed._harness.targets import resolve
 from seedbed.errors import UsageError
 
 _SEARCH_WORKER = "seedbed._harness.search._worker"
+SEARCH = Holder("search", "explore", "explore.lock")  # a search's folder has one writer
 Fold = Callable[[Plan, dict[str, Any]], bool]  # fold one run; False: stop the search
 
 
@@ -48,6 +54,7 @@ class ExploreSpec:
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
     branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
+    argv: list[str] = field(default_factory=list)  # as typed: to print the command that resumes
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -68,7 +75,11 @@ class Search:
 
 def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambda _: None
             ) -> Search:  # fmt: skip
-    """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
+    """Run (or resume) the search `spec` describes; every finished run calls `on_line`.
+
+    The folder is locked for the whole search (one writer at a time, as a
+    sweep's is): a second search into it is refused before it reads the log.
+    """
     obj = resolve(spec.target)
     check_available(spec.branches)  # after the target: its folder is importable now
     if spec.scheduler is not None:
@@ -76,9 +87,21 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
 
         check_address(spec.scheduler)  # before the folder is written
     header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
-    store = Store(spec.out, header, spec.resume)
-    search = Search(State(), store)
-    snapshot = _replay_log(spec, search)
+    with locked(spec.out, SEARCH):
+        store = Store(spec.out, header, spec.resume)
+        search = Search(State(), store)
+        snapshot = _replay_log(spec, search)
+        try:
+            with _writing(spec):
+                store.start()
+            _run(spec, obj, search, snapshot, on_line)
+        finally:
+            store.close()
+    return search
+
+
+def _run(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
+         on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
     started = time.monotonic()  # the harness's wall clock, outside every run
     try:
         with asyncio_log_off():
@@ -86,8 +109,24 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
     finally:
         search.seconds = time.monotonic() - started
         if search.stopped:  # not when interrupted: the log then ends at its last run
-            store.append(stop_line(spec, search))
-    return search
+            with _writing(spec):
+                search.store.append(stop_line(spec, search))
+
+
+@contextmanager
+def _writing(spec: ExploreSpec) -> Iterator[None]:
+    """A write to the folder that fails (a full disk, a quota, a read-only folder, a
+    symlink where a corpus file goes) is one line: the file, why, and how to go on."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or spec.out
+        why = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+        again = resume_command(spec.argv, ["explore", spec.target, "--out", str(spec.out)])
+        raise UsageError(
+            f"cannot write {where} ({why}); every run before this one is kept: make room "
+            f"(or fix the folder), then continue with: {again}"
+        ) from None
 
 
 def stop_line(spec: ExploreSpec, search: Search) -> dict[str, Any]:
@@ -102,9 +141,9 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
     """Fold the lines of an earlier search back in; the corpus at the last batch's start."""
     state, store = search.state, search.store
     snapshot: list[Candidate] = []
-    for line in store.lines:
-        if line.get("kind") == "stop":
-            continue  # an earlier session's end: its runs are the lines before
+    for line in store.lines():
+        if line.get("kind") != "run":
+            continue  # an earlier session's stop line (its runs are the lines before)
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
@@ -114,7 +153,9 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
                 f"--resume: run {index} in {store.log} is not the run this search makes "
                 "there (another seedbed, or an edited log); start afresh"
             )
-        chosen = store.read_entry(line) if line.get("entry") else None
+        chosen = store.stored(index, line.get("order") or []) if line.get("entry") else None
+        if chosen is not None:
+            chosen.load()  # its file is read (and checked) now, before anything runs
         state.apply(line, chosen)
     search.resumed = state.runs
     if state.runs % BATCH == 0:
@@ -182,8 +223,9 @@ def _why_stop(spec: ExploreSpec, search: Search, started: float) -> str:
     return ""
 
 
-def _source(plan: Plan, snapshot: list[Candidate]) -> list[Any] | None:
-    return None if plan.parent is None else snapshot[plan.parent].choices
+def _source(plan: Plan, snapshot: list[Candidate]) -> list[Choice] | None:
+    """The choices a branch replays: its parent's, read from disk if not in memory."""
+    return None if plan.parent is None else list(snapshot[plan.parent].choices)
 
 
 def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Candidate],
@@ -202,15 +244,20 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
     line = state.line_of(plan, result)
     chosen = choices_of(result["choices"])
     kept = state.keeps(line)
+    with _writing(spec):
+        if kept:
+            line["entry"] = store.write_choices(CORPUS, plan.index, plan.seed, chosen, None)
+            line["order"] = order_of(chosen)
+        if state.new_bucket(line) and chosen:
+            path = store.write_choices(FAILURES, plan.index, plan.seed, chosen, result["failure"])
+            line["failure_file"] = path
+            line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
+        store.append(line)
+    stored = None
     if kept:
-        line["entry"] = store.write_choices("corpus", plan.index, plan.seed, chosen, None)
-        line["order"] = order_of(chosen)
-    if state.new_bucket(line) and chosen:
-        path = store.write_choices("failures", plan.index, plan.seed, chosen, result["failure"])
-        line["failure_file"] = path
-        line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
-    store.append(line)
-    state.apply(line, chosen if kept else None)
+        store.cache.put(plan.index, chosen)  # a new entry is followed up next
+        stored = store.stored(plan.index, line["order"])
+    state.apply(line, stored)
     search.ran += 1
     on_line(line)
 

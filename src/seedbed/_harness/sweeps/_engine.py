@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from seedbed._core.version import VERSION as SEEDBED_VERSION
-from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._command import resume_command, runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._display import LiveProgress, summary_lines
 from seedbed._harness.sweeps._folder import claim, locked
@@ -257,9 +257,7 @@ def _command(spec: SweepSpec) -> str:
 
 
 def _resume_command(spec: SweepSpec) -> str:
-    args = [arg for arg in spec.argv or ["sweep", spec.target] if arg != "--fresh"]
-    extra = [] if "--resume" in args else ["--resume"]  # --fresh would discard what it kept
-    return f"{runner_prefix()} {shlex.join([*args, *extra])}"
+    return resume_command(spec.argv, ["sweep", spec.target])
 
 
 def _json_summary(
