@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import seedbed
-from seedbed._core import tracefile
+from seedbed._core import files, tracefile
 from seedbed._core.files import WriteFailed
 from seedbed.cli import cli
 
@@ -55,10 +55,12 @@ def disk_fills(monkeypatch: pytest.MonkeyPatch) -> Any:
     """`disk_fills(room)`: from now on trace files take `room` writes, then ENOSPC."""
 
     def fill(room: int) -> None:
-        def full_open(path: Any, mode: str = "r", **kwargs: Any) -> Any:
-            return _FullAfter(open(path, mode, **kwargs), room)
+        real_fdopen = os.fdopen
 
-        monkeypatch.setattr(tracefile, "open", full_open, raising=False)
+        def full_fdopen(fd: int, mode: str = "r", **kwargs: Any) -> Any:
+            return _FullAfter(real_fdopen(fd, mode, **kwargs), room)
+
+        monkeypatch.setattr(files.os, "fdopen", full_fdopen)
 
     return fill
 

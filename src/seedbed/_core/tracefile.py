@@ -19,7 +19,9 @@ not count them, a replay skips them, and `seedbed view` reads them to link a
 send to its delivery. Files without them still replay and render.
 
 Writing: `TraceWriter` writes each event as the run emits it, flushing every
-`FLUSH_EVERY` events, so a killed run leaves the trace up to its last flush.
+`FLUSH_EVERY` events, to `.NAME.partial` beside the path, renamed over it
+when the end line is written: a killed run leaves the partial file, up to
+its last flush, and the path as it was.
 
 Reading: `RecordedTrace` reads the header at once and the events one line at
 a time as a replay consumes them, keeping only a few in memory; a line is at
@@ -32,7 +34,6 @@ defect, never a divergence. Nothing is ever unpickled: the only reader is
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import hashlib
 import json
@@ -44,7 +45,7 @@ from typing import IO, Any
 
 from seedbed._core import safejson
 from seedbed._core.contract import require
-from seedbed._core.files import NotRegular, WriteFailed, is_regular, regular_file
+from seedbed._core.files import NotRegular, Replacement, WriteFailed, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
 from seedbed.errors import UsageError
@@ -100,10 +101,17 @@ class TraceWriter:
     """A trace written as the run goes: header now, each event as it happens,
     the end line last. Installed as a `Trace`'s event list (it has `append`).
 
+    The events go to a temporary file beside the path (`files.Replacement`),
+    renamed over it when the end line is written: a symlink, FIFO or device
+    at the path is refused before the run (never written through, never
+    waited on), and a reader never sees half a trace where a whole one was
+    (a run killed outright leaves its events in `.NAME.partial`).
+
     A write that fails (a full disk) must not surface inside the run, where
     the program's own `except OSError` could swallow it: the writer stops
-    writing, the run goes on, and `finish` removes the file (a cut trace
-    would only mislead) and raises `WriteFailed` naming it.
+    writing, the run goes on, and `finish` drops the temporary file (a cut
+    trace would only mislead), leaves the path as it was and raises
+    `WriteFailed` naming it.
     """
 
     def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
@@ -112,9 +120,13 @@ class TraceWriter:
         header = {**header, **(_LABELS.get() or {})}
         header["digest"] = header_digest(header)
         try:
-            self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+            self._file = Replacement(path, text=True)
+        except NotRegular:
+            raise  # a symlink, FIFO or device: refused, in one line naming it
         except OSError as exc:
             raise WriteFailed(path, "the trace", exc) from None
+        self._out: IO[str] = self._file.file
+        self._done = False
         self._unflushed = 0
         self.count = 0
         self._write(json.dumps(header, sort_keys=True) + "\n", flush=True)
@@ -149,24 +161,25 @@ class TraceWriter:
         return self.count
 
     def finish(self, end: dict[str, Any]) -> None:
-        """Write the end line and close the file (idempotent); `WriteFailed` if
-        any write failed, the file removed."""
-        if self._out.closed:
+        """Write the end line and put the file in place (idempotent); `WriteFailed`
+        if any write failed, the path left as it was."""
+        if self._done:
             return
+        self._done = True
         self._write(json.dumps(end, sort_keys=True) + "\n")
-        try:
-            self._out.close()  # the last of the buffer goes to disk here
-        except OSError as exc:
-            self.failed = self.failed or exc
         if self.failed is not None:
             self._give_up()
+        try:
+            self._file.commit()  # the last of the buffer goes to disk here
+        except NotRegular:
+            raise
+        except OSError as exc:
+            raise WriteFailed(self.path, "the trace", exc) from None
 
     def _give_up(self) -> None:
-        """Close and remove the file, and say so (`WriteFailed`)."""
-        with contextlib.suppress(OSError):  # the buffer cannot reach a full disk: the file goes
-            self._out.close()
-        if is_regular(self.path):  # never a device or FIFO the user named
-            Path(self.path).unlink()
+        """Drop the temporary file and say so (`WriteFailed`)."""
+        self._done = True
+        self._file.discard()
         assert self.failed is not None
         raise WriteFailed(self.path, "the trace", self.failed)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core import Trace
+from seedbed._core.files import WriteFailed, writable
 from seedbed._core.naming import (
     FILE_MODULE_PREFIX,
     RUN_FLAGS,
@@ -122,7 +123,21 @@ def run_target(obj: Any, seed: int, *, last_events: bool = True, **options: Any)
     is returned in `error`; a bad target or option raises `UsageError`.
     Without `last_events`, a scenario's failure report skips the second run
     that collects its last events (what a shrinker's many trials want).
+
+    A `trace` path that is a symlink, FIFO or device is refused before the run
+    (`UsageError`), and a trace the disk could not take raises `WriteFailed`
+    (an `OSError`): the machine failed, not the run, whatever kind of target
+    wrapped it as its own failure.
     """
+    _check_trace_path(options.get("trace"))
+    outcome = _dispatch(obj, seed, options, last_events)
+    written = _write_failure(outcome.error)
+    if written is not None:
+        raise written
+    return outcome
+
+
+def _dispatch(obj: Any, seed: int, options: dict[str, Any], last_events: bool) -> SeedOutcome:
     if isinstance(obj, Scenario):
         return _run_scenario(obj, seed, options, last_events)
     if not callable(obj):
@@ -134,6 +149,23 @@ def run_target(obj: Any, seed: int, *, last_events: bool = True, **options: Any)
                 return _run_scenario(made, seed, options, last_events)
         return _run_program(obj, seed, options)
     return _run_simulation_function(obj, seed, options)
+
+
+def _check_trace_path(trace: str | Path | None) -> None:
+    """Refuse, before anything runs, a trace path seedbed must not write into."""
+    if trace is not None:
+        writable(trace, "--trace")
+
+
+def _write_failure(error: BaseException | None) -> WriteFailed | None:
+    """The `WriteFailed` a run's error is, or was caused by (a scenario wraps it)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, WriteFailed):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _takes_one_argument(func: Callable[..., Any]) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from seedbed._core.files import writable
 from seedbed._harness.explore import explore_options
 from seedbed._harness.shrink._file import ChoiceFile, read_choices, write_choices
 from seedbed._harness.shrink._search import PHASE, Shrinker, Shrunk, builds_own_world
@@ -44,6 +45,7 @@ def shrink(target: str, seed: str | None, choices_path: str | None, out: str, bu
     """Minimize TARGET's failing run at --seed while the same failure happens;
     write a choice file that `seedbed run TARGET --choices FILE` replays."""
     try:
+        writable(out, "--out")  # before the budget is spent, not after
         obj = resolve(target)
         options = {"max_steps": max_steps, "max_time": max_time, **explore_options(**explore)}
         source, recorded_seed = None, None
