@@ -80,9 +80,9 @@ def measure(target: str, runs: int, mode: str, marks: list[int]) -> dict[str, ob
 
 def _child(target: str, runs: int, mode: str, marks: list[int]) -> dict[str, object]:
     """`measure` in a fresh interpreter, so one way's memory does not count in the other."""
-    code = ("import json, sys; sys.path.insert(0, %r); import explore_memory as m; "
-            "print(json.dumps(m.measure(%r, %d, %r, %r)))") % (
-                str(HERE.parent), target, runs, mode, marks)  # fmt: skip
+    call = f"m.measure({target!r}, {runs}, {mode!r}, {marks!r})"
+    code = (f"import json, sys; sys.path.insert(0, {str(HERE.parent)!r}); "
+            f"import explore_memory as m; print(json.dumps({call}))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, env={**os.environ, "PYTHONHASHSEED": "0"})  # fmt: skip
     result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])

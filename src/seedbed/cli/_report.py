@@ -17,6 +17,7 @@ import click
 from seedbed._harness.report._aggregate import ResultsError
 from seedbed._harness.report._search import is_search
 from seedbed._harness.report._write import write_report, write_search_report
+from seedbed.cli._guard import echo
 
 
 @click.command("report")
@@ -32,15 +33,15 @@ def report(results: str, html_path: str) -> None:
     try:
         aggregate = write_report(results, html_path)
     except ResultsError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(2)
-    click.echo(
+    echo(
         f"wrote {html_path}: {aggregate.total:,} seeds, {aggregate.failed:,} failed "
         f"in {len(aggregate.buckets):,} buckets"
     )
     if aggregate.malformed:
         first = aggregate.malformed_shown[0]
-        click.echo(
+        echo(
             f"error: {aggregate.path}: {aggregate.malformed:,} malformed line(s), the first at "
             f"line {first.line} ({first.reason}); the report counts and lists them",
             err=True,
@@ -53,13 +54,13 @@ def _search_report(results: str, html_path: str) -> None:
     try:
         search, *sweep = write_search_report(results, html_path)
     except ResultsError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(2)
-    click.echo(f"wrote {html_path}: a search of {search.runs:,} runs, {search.failed:,} failed")
+    echo(f"wrote {html_path}: a search of {search.runs:,} runs, {search.failed:,} failed")
     for log in (search, *sweep):
         if log.first_bad is not None:
             line, reason = log.first_bad
-            click.echo(
+            echo(
                 f"error: {log.path}: {log.bad_lines:,} malformed line(s), the first at line "
                 f"{line} ({reason}); the report counts and skips them",
                 err=True,

@@ -25,7 +25,7 @@ from seedbed.aio import _breakpoint
 from seedbed.aio.runner import replay as replay_run
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SEED, SEED_HELP, describe_value, resolve_or_exit, usage_error
-from seedbed.cli._guard import exit_from_user_code, os_exit_reported
+from seedbed.cli._guard import echo, exit_from_user_code, os_exit_reported
 from seedbed.errors import Nondeterminism, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import describe_faults
@@ -128,7 +128,7 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
         if outcome.kind != "program":
             record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,
                           assertions=outcome.assertions, location=outcome.location)  # fmt: skip
-        click.echo(json.dumps(record, sort_keys=True))
+        echo(json.dumps(record, sort_keys=True))
     else:
         numbers = (
             f"seed={outcome.seed} trace_hash={outcome.trace_hash} steps={outcome.steps} "
@@ -136,20 +136,20 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
             else f"seed={outcome.seed} steps={outcome.steps} "
         )
         vt = outcome.virtual_time
-        click.echo(
+        echo(
             numbers
             + (f"virtual_time={vt:.6f}s" if vt is not None else "")
             + ("" if error else f" value={describe_value(outcome.value)}")
         )
         if outcome.faults:
-            click.echo(f"faults: {describe_faults(outcome.faults)}")
+            echo(f"faults: {describe_faults(outcome.faults)}")
     if error is not None:
-        click.echo(f"{type(error).__name__}: {error}", err=True)
+        echo(f"{type(error).__name__}: {error}", err=True)
         for note in getattr(error, "__notes__", []):
-            click.echo(note, err=True)
+            echo(note, err=True)
         step = _failing_step(outcome)
         if step is not None and outcome.replay.startswith("seedbed run "):
-            click.echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
+            echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
         sys.exit(1)
 
 
@@ -200,12 +200,12 @@ def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool)
     except (SystemExit, KeyboardInterrupt) as exc:
         exit_from_user_code(exc, target)
     except Nondeterminism as exc:
-        click.echo(f"Nondeterminism: {exc}", err=True)
+        echo(f"Nondeterminism: {exc}", err=True)
         sys.exit(1)
     except Exception as exc:  # the recorded failure, reproduced
-        click.echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
+        echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
-    click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
+    echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
 
 
 def _replay_scenario(scenario: Any, trace_path: str) -> Any:

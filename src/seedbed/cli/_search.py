@@ -19,6 +19,7 @@ from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._engine import argv
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED, usage_error
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
@@ -104,8 +105,8 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         usage_error(str(exc))
         return
     for line in summary_lines(spec, search):
-        click.echo(line)
+        echo(line)
     if plain is not None:
-        click.echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
+        echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
                    f"{len(plain.state.seen)} features reached")  # fmt: skip
     sys.exit(1 if search.state.buckets else 0)

@@ -19,11 +19,12 @@ from seedbed._harness.shrink._trial import Trial, asyncio_log_off, run_trial
 from seedbed._harness.targets import resolve
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     sys.exit(2)
 
 
@@ -65,7 +66,7 @@ def shrink(target: str, seed: str | None, choices_path: str | None, out: str, bu
         _fail(str(exc))
         return
     for line in _report(target, out, shrunk, story):
-        click.echo(line)
+        echo(line)
 
 
 def _given(options: dict[str, Any]) -> dict[str, Any]:

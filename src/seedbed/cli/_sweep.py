@@ -20,6 +20,7 @@ from seedbed._harness.sweeps._determinism import report_lines
 from seedbed._harness.sweeps._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED, usage_error
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 # A sweep lists its seeds to run before it starts one: past ten million, a
@@ -127,5 +128,5 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
         usage_error(str(exc))
         return
     for line in report_lines(compared, divergences, as_json=as_json):
-        click.echo(line)
+        echo(line)
     sys.exit(1 if divergences else 0)

@@ -21,6 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from seedbed._core.printable import terminal
 from seedbed._harness.sweeps._record import FAILED, record_identity
 from seedbed._harness.sweeps._summary import Summary
 from seedbed.errors import view_command
@@ -106,7 +107,7 @@ class LiveProgress:
         if bucket in self._buckets:
             return
         self._buckets.add(bucket)
-        line = f"new failure, seed {record['seed']}: {bucket}"
+        line = terminal(f"new failure, seed {record['seed']}: {bucket}")  # the program's text
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)  # above the bar
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 
+from seedbed._core.printable import terminal
 from seedbed._core.version import VERSION as SEEDBED_VERSION
 from seedbed._harness.sweeps._command import resume_command, runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
@@ -117,7 +118,7 @@ def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWrit
     path = spec.results_path
     claimed = claim(path, header, resume=spec.resume, fresh=spec.fresh)
     if claimed.moved_to is not None:
-        click.echo(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
+        _say(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
     writer = ResultsWriter(path, keep_bytes=claimed.keep_bytes)
     try:
         writer.append(header)
@@ -221,9 +222,9 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
     if stopped:
         lines.append(f"continue it with: {_resume_command(spec)}")
     for line in lines:
-        click.echo(line, err=spec.as_json)
+        _say(line, err=spec.as_json)
     if spec.as_json:
-        click.echo(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
+        _say(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
     if stopped in EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED[stopped]
     if stopped and spec.max_failures is not None and stopped == _enough(spec.max_failures):
@@ -232,6 +233,11 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
         return 129
     unmet = spec.require_sometimes and summary.never_true
     return 1 if summary.failed or unmet else 0
+
+
+def _say(line: str, *, err: bool = False) -> None:
+    """Print a line; buckets, messages and tracebacks are the program's text, escaped."""
+    click.echo(terminal(line), err=err)  # noqa: TID251 (as `seedbed.cli._guard.echo` does)
 
 
 def _enough(limit: int) -> str:
