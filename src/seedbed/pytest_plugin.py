@@ -28,6 +28,7 @@ import pytest
 from _pytest._code.code import ExceptionRepr
 
 from seedbed._core.hashseed import hash_seed_is_fixed
+from seedbed._core.printable import terminal
 from seedbed._harness.sweeps._command import runner_for_pytest
 
 # The hooks pytest calls and the two fixtures; pytest finds them by name.
@@ -295,7 +296,7 @@ def pytest_runtest_makereport(
         if not hash_seed_is_fixed():
             text = f"note: {_HASH_ADVICE}\n{text}"
         if isinstance(report.longrepr, ExceptionRepr):
-            report.longrepr.addsection("seedbed", text)
+            report.longrepr.addsection("seedbed", terminal(text))  # a test id is user text
     return report
 
 
@@ -319,4 +320,4 @@ class _FailingSeeds:
         if self.lines:
             terminalreporter.section("seedbed: failing seeds")
             for line in dict.fromkeys(self.lines):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal(line))
