@@ -86,11 +86,9 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
         from seedbed._harness.sweeps._dask import check_address
 
         check_address(spec.scheduler)  # before the folder is written
-    header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
     with locked(spec.out, SEARCH):
-        store = Store(spec.out, header, spec.resume)
-        search = Search(State(), store)
-        snapshot = _replay_log(spec, search)
+        search, snapshot = replayed(spec)
+        store = search.store
         try:
             with _writing(spec):
                 store.start()
@@ -98,6 +96,16 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
         finally:
             store.close()
     return search
+
+
+def replayed(spec: ExploreSpec) -> tuple[Search, list[Candidate]]:
+    """What a search starts from: with `--resume`, the state its log holds and the
+    corpus its next batch plans from (every line and corpus file read and checked:
+    a damaged one is a one-line `UsageError`); else an empty state. Takes no lock
+    and writes nothing: `explore` calls it holding the folder's lock."""
+    header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
+    search = Search(State(), Store(spec.out, header, spec.resume))
+    return search, _replay_log(spec, search)
 
 
 def _run(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
