@@ -40,7 +40,8 @@ from seedbed.sweep import summarize
               help="virtual-time budget in seconds")  # fmt: skip
 @click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
-              help="write the run's events to this JSON Lines file")  # fmt: skip
+              help="write the run's events to this JSON Lines file (a new or regular "
+                   "file: written beside it, then renamed over it)")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--break-at", "break_at", default=None, metavar="STEP|TIME",
               help="open the debugger before this step (or virtual time) runs")  # fmt: skip

@@ -59,7 +59,8 @@ def default_out(target: str) -> Path:
     "--out",
     type=click.Path(file_okay=False),
     default=None,
-    help="folder for the log, corpus and failures  [default: .seedbed/explore/TARGET]",
+    help="folder for the log, corpus and failures, written by one search at a time  "
+    "[default: .seedbed/explore/TARGET]",
 )
 @click.option("--resume", is_flag=True, help="continue the search in --out")
 @click.option("--scheduler", default=None, metavar="ADDRESS",

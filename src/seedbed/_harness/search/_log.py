@@ -27,6 +27,7 @@ from seedbed._harness.sweeps._record import STATUSES
 KIND = "seedbed explore"
 LOG = "explore.jsonl"
 LARGEST = 2**62  # run numbers, steps and draw positions past this are damage
+_FLOATABLE = 2**1023  # an int past this does not convert to a float
 
 Line = dict[str, Any]
 
@@ -135,10 +136,11 @@ def _count(value: object) -> bool:
 
 
 def _number(value: object) -> bool:
-    """An int or float, not NaN (a best value may be infinite)."""
+    """An int or float, not NaN (a best value may be infinite); an int a float can
+    hold (`f"{value:g}"` of 10**400 raises OverflowError)."""
     if type(value) is float:
         return not math.isnan(value)
-    return type(value) is int
+    return type(value) is int and -_FLOATABLE < value < _FLOATABLE
 
 
 def _moment(value: object) -> bool:
