@@ -131,3 +131,28 @@ def test_shrink_out_is_refused_before_any_shrinking(tmp_path: Path, kind: str) -
     _refused(done, f"{out} is a ", "--out a path to a new or regular file")
     assert "shrunk in" not in done.output
     assert not (tmp_path / "elsewhere.json").exists()
+
+
+def test_a_page_that_cannot_be_written_names_it_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        '{"kind": "header", "version": 1, "target": "m:f", "options": {}}\n'
+        '{"kind": "seed", "seed": 0, "status": "pass", "wall_time": 0.1}\n'
+    )
+    real_open = os.open
+
+    def read_only(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith(".partial"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(files.os, "open", read_only)
+    page = tmp_path / "page.html"
+    done = run_cli("report", str(results), "--html", str(page))
+    _refused(done, f"cannot write the report {page} (Read-only file system)",
+             "--html a path in a folder you can write")  # fmt: skip
+    trace = tmp_path / "run.trace"
+    done = run_cli("run", RACE, "--seed", "0", "--trace", str(trace))
+    _refused(done, f"cannot write the trace {trace}: Read-only file system", "fix the folder")

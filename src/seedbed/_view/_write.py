@@ -41,13 +41,20 @@ def _write(diagram: Diagram, target: Path) -> None:
     except NotRegular as exc:
         raise UsageError(f"{exc}; pass -o a path to a new or regular file") from None
     except OSError as exc:
-        raise UsageError(f"{target}: cannot write the page ({exc.strerror or exc})") from None
+        raise UsageError(_cannot_write(target, exc)) from None
     try:
         write_page(diagram, page.file, generated_by=f"seedbed {VERSION} view")
         page.commit()
     except OSError as exc:
         page.discard()
-        raise UsageError(f"{target}: cannot write the page ({exc.strerror or exc})") from None
+        raise UsageError(_cannot_write(target, exc)) from None
     except BaseException:
         page.discard()
         raise
+
+
+def _cannot_write(target: Path, exc: OSError) -> str:
+    return (
+        f"cannot write the page {target} ({exc.strerror or exc}); nothing was written there: "
+        "make room, or pass -o a path in a folder you can write"
+    )

@@ -37,4 +37,7 @@ def _write(page: str, html: str | Path) -> None:
     except NotRegular as exc:
         raise ResultsError(f"{exc}; pass --html a path to a new or regular file") from None
     except OSError as exc:
-        raise ResultsError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
+        raise ResultsError(
+            f"cannot write the report {target} ({exc.strerror or exc}); nothing was written "
+            "there: make room, or pass --html a path in a folder you can write"
+        ) from None
