@@ -72,14 +72,15 @@ class Store:
         for a new search); a damaged line is a one-line `UsageError` naming it."""
         if not self._resuming:
             return
+        header_checked = False
         try:
             with LogFile(self.log) as log:
                 for checked in log:
                     if checked.line is None:
                         raise UsageError(self._damaged(checked))
-                    if self._keep is None:  # the header, checked before any run is replayed
+                    if not header_checked:  # before any run is replayed
                         self._check_header(log.header)
-                        self._keep = 0
+                        header_checked = True
                     yield checked.line
                 self._check_header(log.header)
                 self._keep = log.whole_bytes
