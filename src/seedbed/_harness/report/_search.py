@@ -125,7 +125,7 @@ def read_search(path: Path) -> SearchLog:
                     log.stop = checked.line
             header, log.torn = lines.header, lines.torn
     except NotRegular as exc:
-        raise ResultsError(f"{exc}; pass a search's --out folder") from None
+        raise ResultsError(str(exc)) from None
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file (pass a search's --out folder)") from None
     except OSError as exc:
