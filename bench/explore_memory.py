@@ -6,10 +6,11 @@ search of a fast target reaches gigabytes (issue 44 saw ~100 KB a run).
 This runs one search in this process and reads its memory as it goes, two
 ways in two fresh processes: the resident set (RSS, what the machine pays)
 and the Python heap as `tracemalloc` counts it (what the search's objects
-hold, without the allocator's slack). Growth per run is measured from run
-`--from` (past the first finds and warm caches) to the last, and the
-10,000-run figure is the search's memory at its end plus that growth for
-the runs still to come (or measured, with `--runs 10000`).
+hold, without the allocator's slack), neither after an extra `gc.collect()`:
+garbage the search leaves for the collector counts. Growth per run is the
+least-squares slope from run `--from` (past the first finds and warm caches)
+to the last, and the 10,000-run figure is the peak plus that growth for the
+runs still to come (or measured, with `--runs 10000`).
 
 The default target, `wide` below, is small and fast and reaches many
 features in every run (1,000 coverage points, each in one of 4 buckets): a
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import os
 import random
@@ -65,8 +65,7 @@ def measure(target: str, runs: int, mode: str, marks: list[int]) -> dict[str, ob
 
     def on_line(line: dict[str, object]) -> None:
         done = int(line["index"]) + 1  # type: ignore[call-overload]
-        if done in marks:
-            gc.collect()
+        if done in marks:  # no gc.collect(): what the search itself leaves uncollected counts
             seen[done] = tracemalloc.get_traced_memory()[0] / 1e6 if mode == "traced" else _rss_mb()
 
     if mode == "traced":
@@ -90,11 +89,21 @@ def _child(target: str, runs: int, mode: str, marks: list[int]) -> dict[str, obj
     return result
 
 
+def slope(points: list[tuple[int, float]]) -> float:
+    """MB per run, least squares: garbage waits for the collector between runs
+    (`seedbed.aio._collect`), so memory saws up and down; two points would
+    measure the saw, a fit through all measures the trend."""
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default=WIDE)
     parser.add_argument("--runs", type=int, default=1500)
-    parser.add_argument("--from", dest="start", type=int, default=300,
+    parser.add_argument("--from", dest="start", type=int, default=500,
                         help="the run growth is measured from")  # fmt: skip
     args = parser.parse_args()
     step = max(1, args.runs // 10)
@@ -104,12 +113,13 @@ def main() -> None:
     for mode, what in (("rss", "resident set"), ("traced", "Python heap (tracemalloc)")):
         result = _child(args.target, args.runs, mode, marks)
         mb: dict[int, float] = result["mb"]  # type: ignore[assignment]
-        per_run_kb = (mb[args.runs] - mb[args.start]) * 1000 / (args.runs - args.start)
-        at_10k = mb[args.runs] + per_run_kb * (10_000 - args.runs) / 1000
+        per_run_kb = slope([(run, mb[run]) for run in marks if run >= args.start]) * 1000
+        peak = max(mb.values())
+        at_10k = peak + max(0.0, per_run_kb) * (10_000 - args.runs) / 1000
         shown = ", ".join(f"{run:,}: {mb[run]:.1f}" for run in marks)
         print(f"  {what}: MB at run {shown}")
-        print(f"    growth {per_run_kb:.2f} KB per run; 10,000 runs: {at_10k:.1f} MB"
-              f"{' (measured)' if args.runs >= 10_000 else ' (projected)'}; "
+        print(f"    growth {per_run_kb:.2f} KB per run; peak {peak:.1f} MB; 10,000 runs: "
+              f"{at_10k:.1f} MB{' (measured)' if args.runs >= 10_000 else ' (projected)'}; "
               f"{result['features']} features, corpus {result['corpus']}, "
               f"{result['cpu']:.0f} s CPU")  # fmt: skip
 

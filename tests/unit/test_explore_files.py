@@ -304,7 +304,13 @@ def _reachable(*roots: object, skip: tuple[object, ...]) -> int:
     return count
 
 
-def test_a_search_keeps_nothing_per_run_and_reads_corpus_draws_from_disk(tmp_path: Path) -> None:
+def test_a_search_keeps_nothing_per_run_and_reads_corpus_draws_from_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seedbed._harness.search import _execute
+
+    handed: list[int] = []  # runs keep the collector off: each run's garbage is handed back
+    monkeypatch.setattr(_execute, "between_runs", lambda: handed.append(1) or False)
     sizes = []
     for runs in (48, 144):
         search = explore(ExploreSpec(STEADY, tmp_path / str(runs), seed=0, runs=runs))
@@ -313,3 +319,4 @@ def test_a_search_keeps_nothing_per_run_and_reads_corpus_draws_from_disk(tmp_pat
         assert all(isinstance(entry.choices, StoredChoices) for entry in state.corpus)
         sizes.append((len(state.corpus), _reachable(search, skip=(store.cache,))))
     assert sizes[0] == sizes[1]  # three times the runs, not one object more
+    assert len(handed) == 48 + 144
