@@ -106,8 +106,9 @@ def main() -> None:
     parser.add_argument("--from", dest="start", type=int, default=500,
                         help="the run growth is measured from")  # fmt: skip
     args = parser.parse_args()
-    step = max(1, args.runs // 10)
+    step = max(1, args.runs // 60)  # many points: a fit over several saws of the collector
     marks = sorted({args.start, *range(step, args.runs + 1, step), args.runs})
+    shown_marks = sorted({args.start, *marks[9::10], args.runs})
     name = "bench/explore_memory.py:wide" if args.target == WIDE else args.target
     print(f"explore {name}, {args.runs:,} runs (growth from run {args.start:,})")
     for mode, what in (("rss", "resident set"), ("traced", "Python heap (tracemalloc)")):
@@ -116,7 +117,7 @@ def main() -> None:
         per_run_kb = slope([(run, mb[run]) for run in marks if run >= args.start]) * 1000
         peak = max(mb.values())
         at_10k = peak + max(0.0, per_run_kb) * (10_000 - args.runs) / 1000
-        shown = ", ".join(f"{run:,}: {mb[run]:.1f}" for run in marks)
+        shown = ", ".join(f"{run:,}: {mb[run]:.1f}" for run in shown_marks)
         print(f"  {what}: MB at run {shown}")
         print(f"    growth {per_run_kb:.2f} KB per run; peak {peak:.1f} MB; 10,000 runs: "
               f"{at_10k:.1f} MB{' (measured)' if args.runs >= 10_000 else ' (projected)'}; "
