@@ -34,14 +34,30 @@ from seedbed.errors import Nondeterminism, RunContext, UsageError
 # separate program, so the harness names it here instead of importing the CLI
 # (which sits above it).
 _CHILD = (
-    "import sys; from seedbed._harness.selfcheck import pad_heap; pad_heap(int(sys.argv[1])); "
+    "import sys; from seedbed._harness.selfcheck import pad_heap; pad_heap(int(sys.argv[1]), "
+    "at_runs=True); "
     "sys.argv = ['seedbed', *sys.argv[2:]]; from seedbed.cli import main; main()"
 )
 _padding: list[object] = []  # kept alive for the child's whole run
 
 
-def pad_heap(pad: int) -> None:
-    """Allocate and free a `pad`-dependent pattern: this process's heap differs."""
+def pad_heap(pad: int, *, at_runs: bool = False) -> None:
+    """Allocate and free a `pad`-dependent pattern: this process's heap differs.
+
+    With `at_runs`, again as each run begins: what a run's start allocates (its
+    loop, interposition's bookkeeping) would otherwise fill the holes made at
+    process start the same way in every process.
+    """
+    if at_runs:
+        from seedbed.aio import _interpose
+
+        activate = _interpose.activate
+
+        def padded(host: Any) -> None:
+            activate(host)
+            pad_heap(pad)
+
+        _interpose.activate = padded
     for size in range(0, 520, 8):  # every small-object size class
         batch = [bytes(size) for _ in range(pad * 3 + size % 5)]
         _padding.extend(batch[::2])  # keep every other one: holes, as a busy heap has

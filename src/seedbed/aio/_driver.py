@@ -23,6 +23,8 @@ loop's private state. This is the whole contract:
   `call_at(when, cb, ...)` and `sleep(delay)`: the world's own timers (fault episodes, disk latency,
   scheduled actions), always on the exact clock: a coarse `clock_resolution`
   models the program reading a coarse clock, not the world.
+- `block(delay)`: the running callback blocks the thread (a blocking
+  system call): virtual time moves on by `delay`.
 - `set_wall_clock(fn)`: what `time.time()` reads inside the run.
 - `fail(error)`: fail the run with `error` (the first failure wins; the run
   stops at the end of the iteration), even if the code around swallows it.
@@ -151,6 +153,15 @@ class WorldDriver:
         """`await driver.sleep(delay)`: the loop's exact sleep itself, not a coroutine
         around it (one frame less to resume per disk operation)."""
         return self._loop.sleep_exact(delay)
+
+    def block(self, delay: float) -> None:
+        """The running callback holds the loop's one thread for `delay` seconds (a
+        blocking call: a disk operation of the Python file API). Virtual time
+        moves on at once, as on a process stuck in a system call; every node
+        waits, as they share the thread (timers that came due fire late, in
+        deadline order)."""
+        require(delay >= 0, "a blocking call takes no negative time", delay=delay)
+        self._st.clock.now += to_ns(delay)
 
     def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
         """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""

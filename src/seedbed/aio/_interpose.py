@@ -263,7 +263,7 @@ def _build_replacements() -> None:
     for provider in providers:
         for original, fake in provider.pairs():
             _replacements[id(original)] = (original, fake)
-    _skip = frozenset(p.module for p in providers)
+    _skip = _providers.spared_modules()
     _built_for = _providers.generation()
 
 
@@ -446,8 +446,9 @@ def _excluded() -> list[object]:
     """What holds originals on purpose: never rebound, left out of the search."""
     excluded: list[object] = [*_applied]
     for provider in _providers.providers():  # each keeps its originals on purpose
-        module = sys.modules.get(provider.module)
-        excluded += [_namespace(module) or {}, *provider.keeps]
+        excluded += provider.keeps
+    for name in sorted(_providers.spared_modules()):
+        excluded.append(_namespace(sys.modules.get(name)) or {})
     # datetime's classes are left to the module scan: what gets copied is a
     # bound method (datetime.now), which is out of reach anyway.
     excluded += [_RealDatetime, _RealDate]

@@ -83,6 +83,11 @@ from seedbed.fs._api import (
     write_file,
 )
 
+# isort: split
+# The Python file API inside a node (`open`, `os`, `pathlib`...) on its disk: a provider
+# of interposition stand-ins, registered at import.
+from seedbed.fs import _interpose  # noqa: F401
+
 __all__ = [
     "FAULT_KINDS",
     "DiskConfig",

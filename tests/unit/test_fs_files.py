@@ -1,0 +1,361 @@
+"""Plain file I/O inside a node lands on the node's simulated disk, with its crash semantics.
+
+Unmodified code: `open`, `os`, `pathlib`, `shutil`, `tempfile`. What a crash
+keeps is what the program fsynced (a new file's name with it, as Linux file
+systems do; a rename only with its directory's fsync); nothing reaches the
+real file system; real files are read through, never written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import pathlib
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from _phases import run_phases
+
+import seedbed
+from seedbed import DiskConfig, Simulation, SimulationEscape
+
+ROOT = "/seedbed-test-disk"  # never on the real machine: the tests check it stays absent
+
+
+@pytest.fixture(autouse=True)
+def _nothing_real() -> None:
+    assert not os.path.exists(ROOT)
+    yield
+    assert not os.path.exists(ROOT), "a node's file reached the real disk"
+
+
+def one_node(main, seed: int = 0, **options):  # type: ignore[no-untyped-def]
+    sim = Simulation(seed=seed, **options)
+    sim.client("n1", main)
+    return sim.run(max_time=60).values["n1"]
+
+
+async def write_log(sync: bool, dir_sync: bool = False) -> None:
+    os.makedirs(f"{ROOT}/db", exist_ok=True)
+    with open(f"{ROOT}/db/log", "a") as log:
+        for i in range(40):
+            log.write(f"record {i}\n")
+        log.flush()
+        if sync:
+            os.fsync(log.fileno())
+    if dir_sync:
+        fd = os.open(f"{ROOT}/db", os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+
+
+async def read_log() -> str | None:
+    try:
+        return pathlib.Path(f"{ROOT}/db/log").read_text()
+    except FileNotFoundError:
+        return None
+
+
+def test_files_written_with_open_are_read_back_by_os_and_pathlib_and_stay_off_the_real_disk() -> (
+    None
+):
+    async def main() -> tuple[list[str], bytes, int, bool]:
+        await write_log(sync=False)
+        names = os.listdir(f"{ROOT}/db")
+        with open(f"{ROOT}/db/log", "rb") as f:
+            head = f.read(9)
+        return names, head, os.stat(f"{ROOT}/db/log").st_size, os.path.isdir(f"{ROOT}/db")
+
+    names, head, size, is_dir = one_node(main)
+    assert names == ["log"] and head == b"record 0\n" and is_dir
+    assert size == sum(len(f"record {i}\n") for i in range(40))
+
+
+def test_an_unsynced_log_is_lost_or_torn_in_some_seeds_and_intact_in_others() -> None:
+    full = "".join(f"record {i}\n" for i in range(40))
+    outcomes = set()
+    for seed in range(12):
+        assert run_phases(lambda: write_log(sync=False), read_log, seed=seed)[1] is None
+        _, after = run_phases(lambda: write_log(sync=False, dir_sync=True), read_log, seed=seed)
+        assert after is not None and len(after) <= len(full)  # the name was synced, not the data
+        outcomes.add("intact" if after == full else "lost or torn")
+    assert outcomes == {"intact", "lost or torn"}
+
+
+def test_an_fsynced_new_file_survives_a_crash_with_its_name_as_on_linux() -> None:
+    for seed in range(8):
+        _, after = run_phases(lambda: write_log(sync=True), read_log, seed=seed)
+        assert after == "".join(f"record {i}\n" for i in range(40))
+
+
+def test_a_buffered_write_never_flushed_is_the_process_memory_and_dies_with_it() -> None:
+    async def write_unflushed() -> None:
+        os.makedirs(ROOT, exist_ok=True)
+        f = open(f"{ROOT}/buffered", "w")  # noqa: SIM115 (left open: the crash comes first)
+        f.write("in the buffer")
+        fd = os.open(ROOT, os.O_RDONLY)
+        os.fsync(fd)  # the name is durable; the data never left the process
+        os.close(fd)
+        os.fsync(f.fileno())
+        write_unflushed.kept = f  # type: ignore[attr-defined]
+
+    async def read() -> str:
+        return pathlib.Path(f"{ROOT}/buffered").read_text()
+
+    assert run_phases(write_unflushed, read)[1] == ""
+
+
+async def replace_config(dir_sync: bool) -> None:
+    os.makedirs(ROOT, exist_ok=True)
+    for version in ("v1", "v2"):
+        with open(f"{ROOT}/config.tmp", "w") as f:
+            f.write(version)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(f"{ROOT}/config.tmp", f"{ROOT}/config")
+        if dir_sync or version == "v1":
+            fd = os.open(ROOT, os.O_RDONLY | os.O_DIRECTORY)
+            os.fsync(fd)
+            os.close(fd)
+
+
+async def read_config() -> str:
+    return pathlib.Path(f"{ROOT}/config").read_text()
+
+
+def test_a_rename_is_durable_only_after_its_directory_is_fsynced() -> None:
+    assert run_phases(lambda: replace_config(True), read_config)[1] == "v2"
+    assert run_phases(lambda: replace_config(False), read_config)[1] == "v1"
+
+
+def test_shutil_and_pathlib_and_tempfile_work_on_the_disk() -> None:
+    async def main() -> dict[str, object]:
+        base = pathlib.Path(ROOT, "tree")
+        (base / "a" / "b").mkdir(parents=True)
+        (base / "a" / "b" / "f.txt").write_text("one")
+        shutil.copytree(base / "a", base / "copy")
+        shutil.copy2(base / "a" / "b" / "f.txt", base / "g.txt")
+        shutil.move(str(base / "g.txt"), str(base / "h.txt"))
+        walked = sorted(str(pathlib.Path(d).relative_to(base)) for d, _, _ in os.walk(base))
+        globbed = sorted(p.name for p in base.glob("**/*.txt"))
+        fd, name = tempfile.mkstemp(dir=ROOT)
+        os.write(fd, b"x")
+        os.close(fd)
+        with tempfile.NamedTemporaryFile(dir=ROOT) as named, tempfile.TemporaryFile() as anon:
+            named.write(b"named")
+            anon.write(b"anonymous")
+            anon.seek(0)
+            anon_data = anon.read()
+        with tempfile.TemporaryDirectory() as scratch:
+            pathlib.Path(scratch, "x").write_bytes(b"1")
+        shutil.rmtree(base / "a")
+        return {
+            "walked": walked, "globbed": globbed, "anon": anon_data,
+            "left": sorted(os.listdir(base)), "temp": os.path.getsize(name),
+            "scratch gone": not os.path.exists(scratch),
+            "copied": (base / "copy/b/f.txt").read_text(),
+        }  # fmt: skip
+
+    got = one_node(main)
+    assert got["walked"] == [".", "a", "a/b", "copy", "copy/b"]
+    assert got["globbed"] == ["f.txt", "f.txt", "h.txt"]
+    assert got["left"] == ["copy", "h.txt"] and got["copied"] == "one"
+    assert got["anon"] == b"anonymous" and got["temp"] == 1 and got["scratch gone"]
+
+
+def test_real_files_are_read_through_and_a_write_to_one_changes_only_the_node_copy(
+    tmp_path: Path,
+) -> None:
+    real = tmp_path / "settings.ini"
+    real.write_text("real contents\n")
+
+    async def main() -> tuple[str, str, list[str]]:
+        before = real.read_text()
+        with open(real, "a") as f:
+            f.write("the node's line\n")
+        (tmp_path / "new.txt").write_text("made by the node")
+        return before, real.read_text(), sorted(os.listdir(tmp_path))
+
+    before, after, names = one_node(main)
+    assert before == "real contents\n"
+    assert after == "real contents\nthe node's line\n"
+    assert names == ["new.txt", "settings.ini"]
+    assert real.read_text() == "real contents\n"  # the real file is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.ini"]
+
+
+def test_a_crash_takes_a_copied_up_file_back_to_the_real_contents(tmp_path: Path) -> None:
+    real = tmp_path / "state"
+    real.write_text("real")
+
+    async def overwrite() -> None:
+        real.write_text("unsynced")
+
+    async def read() -> str:
+        return real.read_text()
+
+    outcomes = {run_phases(overwrite, read, seed=seed)[1] for seed in range(10)}
+    assert "unsynced" in outcomes
+    assert any(after.startswith("real") for after in outcomes), "back to the real contents"
+
+
+def test_a_removed_real_file_is_hidden_from_the_node_only() -> None:
+    here = Path(__file__)
+
+    async def main() -> tuple[bool, bool]:
+        existed = os.path.exists(here)
+        os.remove(here)
+        return existed, os.path.exists(here)
+
+    assert one_node(main) == (True, False)
+    assert here.exists()
+
+
+def test_the_disk_faults_reach_plain_os_calls() -> None:
+    async def main() -> str:
+        os.makedirs(ROOT)
+        fd = os.open(f"{ROOT}/f", os.O_WRONLY | os.O_CREAT)
+        os.write(fd, b"data")
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            return errno.errorcode[exc.errno or 0]
+        return "synced"
+
+    assert one_node(main, disk=DiskConfig(fsync_error_probability=1.0)) == "EIO"
+
+
+def test_disk_latency_blocks_the_thread_on_virtual_time() -> None:
+    async def main() -> float:
+        os.makedirs(ROOT)
+        start = time_now()
+        with open(f"{ROOT}/f", "wb", buffering=0) as f:
+            for _ in range(10):
+                f.write(b"x")
+        return time_now() - start
+
+    spent = one_node(main, disk=DiskConfig(latency_min=0.01, latency_max=0.01))
+    assert spent == pytest.approx(0.01 * 11, abs=0.002)  # the open and 10 writes; close is free
+
+
+def time_now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+def test_descriptors_behave_as_posix_says() -> None:
+    async def main() -> list[object]:
+        os.makedirs(ROOT)
+        fd = os.open(f"{ROOT}/f", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        seen: list[object] = [fd >= 1 << 30, os.write(fd, b"hello world")]
+        seen.append(os.lseek(fd, 6, os.SEEK_SET))
+        seen.append(os.read(fd, 100))
+        copy = os.dup(fd)
+        os.lseek(copy, 0, os.SEEK_SET)  # a dup shares the position
+        seen.append(os.read(fd, 5))
+        seen.append(os.pread(fd, 5, 6))
+        os.ftruncate(fd, 5)
+        seen.append(os.fstat(fd).st_size)
+        seen.append(oct(os.stat(f"{ROOT}/f").st_mode & 0o777))
+        os.close(fd)
+        os.close(copy)
+        for flags in (os.O_RDONLY | os.O_CREAT | os.O_EXCL, os.O_RDONLY):
+            try:
+                os.open(f"{ROOT}/f" if flags & os.O_EXCL else f"{ROOT}/none", flags)
+            except OSError as exc:
+                seen.append(type(exc).__name__)
+        with pytest.raises(IsADirectoryError), open(ROOT, "w"):
+            pass
+        return seen
+
+    assert one_node(main) == [
+        True, 11, 6, b"world", b"hello", b"world", 5, "0o600",
+        "FileExistsError", "FileNotFoundError",
+    ]  # fmt: skip
+
+
+def test_each_node_has_its_own_disk_and_working_directory() -> None:
+    async def main() -> tuple[list[str], str]:
+        me = seedbed.current_node()
+        os.makedirs(ROOT, exist_ok=True)
+        pathlib.Path(ROOT, f"{me}.txt").write_text(me or "")
+        os.chdir(ROOT)
+        await asyncio.sleep(0.1)
+        return os.listdir("."), os.getcwd()
+
+    sim = Simulation(seed=3)
+    sim.client("a", main)
+    sim.client("b", main)
+    values = sim.run(max_time=5).values
+    assert values == {"a": (["a.txt"], ROOT), "b": (["b.txt"], ROOT)}
+    assert os.getcwd() != ROOT
+
+
+def test_code_outside_nodes_sees_the_real_file_system(tmp_path: Path) -> None:
+    async def plain() -> str:
+        (tmp_path / "plain").write_text("real")
+        return (tmp_path / "plain").read_text()
+
+    assert seedbed.run(plain, seed=0).value == "real"
+    assert (tmp_path / "plain").read_text() == "real"
+
+
+def test_tempfile_names_come_from_the_seed_whatever_ran_before() -> None:
+    async def main() -> str:
+        return tempfile.mkdtemp()
+
+    alone = one_node(main, seed=5)
+    for seed in range(3):
+        one_node(main, seed=seed)
+    assert one_node(main, seed=5) == alone
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: __import__("_io").FileIO(f"{ROOT}-bypass", "w"),
+        lambda: sqlite3.connect(f"{ROOT}-sqlite.db"),
+        lambda: os.symlink("/etc/hostname", f"{ROOT}-link"),
+    ],
+    ids=["FileIO-directly", "sqlite-on-a-file", "symlink"],
+)
+def test_what_would_bypass_the_disk_is_refused(call) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        call()
+
+    with pytest.raises(SimulationEscape) as caught:
+        one_node(main)
+    assert "inside a simulated run" in str(caught.value)
+    assert not os.path.exists(f"{ROOT}-bypass") and not os.path.exists(f"{ROOT}-sqlite.db")
+
+
+def test_sqlite_in_memory_is_fine_inside_a_node() -> None:
+    async def main() -> int:
+        db = sqlite3.connect(":memory:")
+        db.execute("create table t (x)")
+        db.execute("insert into t values (1)")
+        return int(db.execute("select count(*) from t").fetchone()[0])
+
+    assert one_node(main) == 1
+
+
+def test_an_operation_crash_fires_at_a_plain_fsync() -> None:
+    async def main() -> None:
+        os.makedirs(ROOT, exist_ok=True)
+        for i in range(3):
+            with open(f"{ROOT}/r{i}", "w") as f:
+                f.write("x")
+                f.flush()
+                os.fsync(f.fileno())
+            await asyncio.sleep(0.01)
+
+    sim = Simulation(seed=0)
+    sim.host("n1", main)
+    sim.advance(0.001)
+    assert sim.crash_at_operation("n1", "fsync", count=2, after=False)
+    sim.advance(1.0)
+    assert sim.disarm_operation("n1") is True
+    sim.run(max_time=2.0)
