@@ -37,12 +37,17 @@ HOST, CLIENT = "host", "client"
 class Node:
     """One named node and its current incarnation."""
 
-    __slots__ = ("context", "disk", "incarnation", "kind", "main", "name", "ref", "result", "task")
+    __slots__ = (
+        "context", "disk", "incarnation", "isolate", "kind", "main", "name", "ref", "result",
+        "task",
+    )  # fmt: skip
 
     def __init__(
-        self, name: str, kind: str, main: Callable[[], Any], disk: Any, result: Any
-    ) -> None:
+        self, name: str, kind: str, main: Callable[[], Any], disk: Any, result: Any,
+        isolate: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.name = name
+        self.isolate = isolate  # modules imported afresh at each start (`_process`)
         self.result = result  # a client's: the future of its first completed incarnation
         self.kind = kind
         self.main = main

@@ -57,6 +57,7 @@ from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
 from seedbed.world._operations import AFTER, BEFORE, DISK_OPS, OPERATIONS, OperationCrash
 from seedbed.world._params import Params
+from seedbed.world._process import check_isolate, isolated_main, warn_if_prebuilt
 
 
 @dataclass(frozen=True)
@@ -114,18 +115,32 @@ class Simulation:
 
     # -- building the world -------------------------------------------------
 
-    def host(self, name: str, main: Callable[[], Any]) -> None:
-        """Add a host: `main()` runs at the start and again after each restart."""
-        self._add(name, HOST, main)
+    def host(
+        self, name: str, main: Callable[[], Any], *, isolate: Sequence[str] | None = None
+    ) -> None:
+        """Add a host: `main()` runs at the start and again after each restart, a fresh
+        process each time; `isolate` names packages it gets its own copies of
+        (imported afresh at each start: their module globals and class attributes
+        are this node's, see `seedbed.world._process`)."""
+        self._add(name, HOST, main, isolate)
 
-    def client(self, name: str, main: Callable[[], Any]) -> None:
-        """Add a client: `main()` runs once; the run ends when every client returned."""
-        self._add(name, CLIENT, main)
+    def client(
+        self, name: str, main: Callable[[], Any], *, isolate: Sequence[str] | None = None
+    ) -> None:
+        """Add a client: `main()` runs once; the run ends when every client returned.
+        `isolate` as for `host`."""
+        self._add(name, CLIENT, main, isolate)
 
-    def _add(self, name: str, kind: str, main: Callable[[], Any]) -> None:
+    def _add(
+        self, name: str, kind: str, main: Callable[[], Any], isolate: Sequence[str] | None
+    ) -> None:
         if self._finished:
             raise UsageError("this simulation has finished; make a new one")
-        node = Node(name, kind, main, self._make_disk(name), self._loop.create_future())
+        modules = check_isolate(isolate, name)
+        if callable(main):
+            warn_if_prebuilt(name, main, stacklevel=3)
+        disk, result = self._make_disk(name), self._loop.create_future()
+        node = Node(name, kind, main, disk, result, modules)
         self._nodes.add(node)
         self._network.address_of(name)  # its name resolves from now on
         if self._started:
@@ -611,7 +626,9 @@ class Simulation:
             draw_clock(ref, self._clock, self._driver.stream("clocks"))
         assert node.context is not None
         node.task = task = self._loop.create_task(
-            _run_main(node.main), context=node.context, name=f"{node.name}#{node.incarnation}"
+            _run_main(node.main, node.isolate),
+            context=node.context,
+            name=f"{node.name}#{node.incarnation}",
         )
         task.add_done_callback(functools.partial(self._node_finished, node), context=self._world)
         self._network.node_started(node.name)
@@ -675,11 +692,14 @@ class Simulation:
         return self._loop.run_context()
 
 
-async def _run_main(main: Callable[[], Any]) -> Any:
-    """Call a node's main inside its own task (and context), then await it.
+async def _run_main(main: Callable[[], Any], isolate: tuple[str, ...]) -> Any:
+    """Call a node's main inside its own task (and context), then await it; with
+    `isolate`, on its own fresh copies of those modules, imported here, in the node.
 
     The only frame between the task and the node's code: every wakeup of a
     node's main task resumes each frame of its await chain."""
+    if isolate:
+        main = isolated_main(main, isolate)
     awaitable = main()
     if not inspect.isawaitable(awaitable):
         raise UsageError(
