@@ -258,6 +258,7 @@ def _build_replacements() -> None:
     _seen_values.clear()
     _hits.clear()
     _hit_order.clear()
+    _forget_plan()
     _holders.forget()
     providers = _providers.providers()
     for provider in providers:
@@ -356,37 +357,66 @@ def _scan_new_modules() -> bool:
     _hits.clear()
     _hits.update(hits)
     _hit_order[:] = sorted(hits)
+    _forget_plan()
     _seen.clear()
     _seen.update(seen)
     _seen_keys[:], _seen_values[:] = keys, values
     return True
 
 
-# What activate() changed, in order: (namespace, name, original, stand-in).
-_applied: list[tuple[dict[str, Any], str, object, object]] = []
+# What activate() changed, in order: (module, namespace, name, original, stand-in).
+Rebinding = tuple[str, dict[str, Any], str, object, object]
+_applied: list[Rebinding] = []
 _saved_random_state: tuple[Any, ...] | None = None
+# What the last scan found, as the rebindings to make (built once per scan, so
+# an activation makes no tuple and looks up no replacement per name).
+_plan: list[Rebinding] = []
+_planned = False  # False: the hits changed since the plan was made
+
+
+def _forget_plan() -> None:
+    global _planned
+    _planned = False
+
+
+def _make_plan() -> None:
+    global _planned
+    _plan.clear()
+    for modname in _hit_order:
+        namespace, names = _hits[modname]
+        for attr in names:
+            original = namespace.get(attr)
+            entry = _replacements.get(id(original))
+            if entry is not None and entry[0] is original:
+                fake = _SPECIFIC.get((modname, attr), entry[1])
+                _plan.append((modname, namespace, attr, original, fake))
+    _planned = True
 
 
 def _rebind_copies() -> None:
     modname = ""
     try:
-        for modname in _hit_order:
-            namespace, names = _hits[modname]
-            for attr in names:
-                current = namespace.get(attr)
-                entry = _replacements.get(id(current))
+        if not _planned:
+            _make_plan()
+        get = _replacements.get
+        for planned in _plan:
+            modname, namespace, attr, original, fake = planned
+            current = namespace.get(attr)
+            if current is not original:  # rebound since the scan: to another original?
+                entry = get(id(current))
                 if entry is None or entry[0] is not current:
-                    continue  # rebound since the scan
-                fake = _SPECIFIC.get((modname, attr), entry[1])
-                namespace[attr] = fake
-                _applied.append((namespace, attr, current, fake))
+                    continue
+                planned = (modname, namespace, attr, current, entry[1])
+                fake = entry[1]
+            namespace[attr] = fake
+            _applied.append(planned)
     except Exception as exc:
         raise _ScanError(modname, exc) from exc
 
 
 def _restore_copies() -> None:
     while _applied:
-        namespace, attr, original, fake = _applied.pop()
+        _, namespace, attr, original, fake = _applied.pop()
         if namespace.get(attr) is fake:
             namespace[attr] = original
 

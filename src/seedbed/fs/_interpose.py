@@ -370,16 +370,18 @@ def bind(host: InterposeHost | None, owner: int) -> None:
 def _advertise() -> None:
     """`os.supports_*` name the stand-ins too, as they accept what the originals do
     (`shutil` and `pathlib` ask before passing `dir_fd` or `follow_symlinks`)."""
-    for name in _SUPPORTS:
-        where = getattr(os, name, None)
-        if not isinstance(where, set):
-            continue
-        for real, stand_in in _stand_ins():
-            if real in where and stand_in not in where:
-                where.add(stand_in)
-                _added.append((where, stand_in))
+    if not _advertised:
+        for name in _SUPPORTS:
+            where = getattr(os, name, None)
+            if isinstance(where, set):
+                _advertised.extend((where, fake) for real, fake in _stand_ins() if real in where)
+    for where, stand_in in _advertised:
+        if stand_in not in where:
+            where.add(stand_in)
+            _added.append((where, stand_in))
 
 
+_advertised: list[tuple[set[Any], object]] = []  # where each stand-in is advertised
 _cached: list[tuple[object, object]] = []
 
 

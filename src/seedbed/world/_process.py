@@ -12,8 +12,10 @@ keeps its state in module globals or class attributes (a registry, a
 singleton, `State.leader`) shares it between nodes, and keeps it across a
 node's restarts. `isolate=["pkg", ...]` gives the node its own copies:
 at each start of the node, inside its own context, the named packages (and
-their submodules) are imported afresh, and `main` is relinked to them: a
-main defined in an isolated module is looked up again in its copy; any
+their submodules loaded in the process) are imported afresh, and `main` is
+relinked to them (a submodule first imported later, from inside a function,
+is shared): a main defined in an isolated module is looked up again in its
+copy; any
 other function (a lambda, a function of the test module) is rebuilt with
 its globals and closure pointing at the copies, and so are the functions of
 its own module that it calls. Objects built before the start keep their
@@ -94,13 +96,14 @@ def _covered(module: str, names: Sequence[str]) -> bool:
 
 
 def import_fresh(names: Sequence[str], also: Sequence[str] = ()) -> dict[str, types.ModuleType]:
-    """New copies of the modules `names` cover (and of `also`, where covered), as a
-    fresh process would import them; `sys.modules` is left as it was."""
+    """New copies of the modules `names` cover, as a fresh process would import them:
+    the packages named, every submodule of theirs loaded now, and `also` where
+    covered. `sys.modules` is left as it was."""
     saved = {k: v for k, v in sorted(sys.modules.items()) if _covered(k, names)}
     for key in saved:
         del sys.modules[key]
     try:
-        for module in [*names, *(m for m in also if _covered(m, names))]:
+        for module in [*names, *(m for m in also if _covered(m, names)), *saved]:
             importlib.import_module(module)
         return {k: v for k, v in sorted(sys.modules.items()) if _covered(k, names)}
     finally:
