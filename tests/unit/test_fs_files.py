@@ -359,3 +359,65 @@ def test_an_operation_crash_fires_at_a_plain_fsync() -> None:
     sim.advance(1.0)
     assert sim.disarm_operation("n1") is True
     sim.run(max_time=2.0)
+
+
+def test_text_modes_encodings_and_the_standard_librarys_writers_behave_as_in_production() -> None:
+    async def main() -> dict[str, object]:
+        import glob
+        import json
+        import logging
+        import zipfile
+
+        os.makedirs(ROOT)
+        with open(f"{ROOT}/t.txt", "w", encoding="utf-16", newline="\r\n") as f:
+            f.write("één\ntwo\n")
+        with open(f"{ROOT}/t.txt", encoding="utf-16", newline="") as f:
+            lines = list(f)
+        with open(f"{ROOT}/a.bin", "ab") as f:
+            start = f.tell()
+        with open(f"{ROOT}/t.json", "x") as f:
+            json.dump({"k": [1, 2]}, f)
+        handler = logging.FileHandler(f"{ROOT}/app.log")
+        log = logging.getLogger("seedbed.test.fs")
+        log.addHandler(handler)
+        log.warning("stored")
+        log.removeHandler(handler)
+        handler.close()
+        with zipfile.ZipFile(f"{ROOT}/z.zip", "w") as z:
+            z.writestr("inside.txt", "zipped")
+        with zipfile.ZipFile(f"{ROOT}/z.zip") as z:
+            zipped = z.read("inside.txt")
+        pathlib.Path(f"{ROOT}/touched").touch()
+        return {
+            "lines": lines, "append starts at": start,
+            "json": json.loads(pathlib.Path(f"{ROOT}/t.json").read_text()),
+            "log": pathlib.Path(f"{ROOT}/app.log").read_text(), "zip": zipped,
+            "glob": sorted(os.path.basename(p) for p in glob.glob(f"{ROOT}/t.*")),
+            "mtime": os.path.getmtime(f"{ROOT}/touched"),
+            "same": os.path.samefile(f"{ROOT}/touched", f"{ROOT}/../{ROOT[1:]}/touched"),
+            "resolved": str(pathlib.Path(f"{ROOT}/x/../touched").resolve()),
+        }  # fmt: skip
+
+    got = one_node(main)
+    assert got["lines"] == ["één\r\n", "two\r\n"] and got["append starts at"] == 0
+    assert got["json"] == {"k": [1, 2]} and got["log"] == "stored\n" and got["zip"] == b"zipped"
+    assert got["glob"] == ["t.json", "t.txt"] and got["same"] is True
+    assert got["resolved"] == f"{ROOT}/touched"
+    assert 1.7e9 < float(got["mtime"]) < 1.8e9  # the node's virtual wall clock (2024)
+
+
+def test_a_file_object_wraps_a_simulated_descriptor_and_shares_its_position() -> None:
+    async def main() -> tuple[bytes, bytes, bool]:
+        os.makedirs(ROOT)
+        fd = os.open(f"{ROOT}/f", os.O_RDWR | os.O_CREAT)
+        os.write(fd, b"0123456789")
+        os.lseek(fd, 4, os.SEEK_SET)
+        with open(fd, "rb", buffering=0, closefd=False) as f:
+            head = f.read(3)
+        rest = os.read(fd, 100)
+        os.close(fd)
+        with os.scandir(ROOT) as entries:
+            [entry] = list(entries)
+        return head, rest, entry.is_file() and entry.stat().st_size == 10
+
+    assert one_node(main) == (b"456", b"789", True)

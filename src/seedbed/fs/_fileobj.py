@@ -99,6 +99,12 @@ class SimFileIO(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         self._open()
+        if not self._files.ref.alive:
+            # A crashed process's buffer, flushed as its file object is collected
+            # (or by the rest of a callback an operation crash cut): it never
+            # reaches the disk, and an error here would only surface where the
+            # collection happens to run.
+            return memoryview(data).nbytes
         return self._files.write(self._fd, data)
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:

@@ -134,6 +134,10 @@ class NodeTable:
     def close_graveyard(self) -> None:
         """Close buried coroutines where nothing they do can reach the world."""
         for task, context in self.graveyard:
+            if task.done():  # ended by the rest of the callback its crash cut (a
+                if not task.cancelled():  # blocking call's EIO): nobody's to hear of
+                    task.exception()
+                continue
             coro = task.get_coro()
             if coro is not None:
                 with contextlib.suppress(BaseException):
