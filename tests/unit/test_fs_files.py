@@ -421,3 +421,28 @@ def test_a_file_object_wraps_a_simulated_descriptor_and_shares_its_position() ->
         return head, rest, entry.is_file() and entry.stat().st_size == 10
 
     assert one_node(main) == (b"456", b"789", True)
+
+
+def test_a_relative_data_folder_hashes_the_same_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def write() -> None:
+        os.makedirs("data", exist_ok=True)
+        with open("data/log", "ab") as f:
+            f.write(b"x" * 2000)
+            f.flush()
+            os.fsync(f.fileno())  # the name is durable; what follows is torn at the crash
+            f.write(b"y" * 3000)
+        await asyncio.sleep(10)
+
+    hashes = set()
+    for where in ("a", "deeper/b"):
+        (tmp_path / where).mkdir(parents=True)
+        monkeypatch.chdir(tmp_path / where)
+        sim = Simulation(seed=4)
+        sim.host("n1", write)
+        sim.advance(1.0)
+        sim.crash("n1")  # the torn sectors' draws name the file: ./data/log
+        hashes.add(sim.run(max_time=2.0).trace_hash)
+        assert not (tmp_path / where / "data").exists()
+    assert len(hashes) == 1

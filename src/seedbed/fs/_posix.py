@@ -80,7 +80,7 @@ class NodeFiles:
         self.disk = disk
         self.overlay = Overlay(disk)
         self.device = device_of(disk.name)
-        self.cwd = posix.getcwd()  # where the process started: the machine's, as in production
+        self.cwd = disk.home  # where the process starts: the machine's, as in production
         self.umask = 0o022
         self.fds: dict[int, OpenFile] = {}
         self._now_ns = now_ns  # the node's virtual wall clock: file times

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import posix
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
@@ -90,13 +91,28 @@ class SimDisk:
                 )
             coordinator.register(self.name)
             self._coordinator = coordinator
-        self._tearer = Tearer(stream, self.config, self.name, self._permit, self.fault_counts)
+        # Where the process starts (the real working directory): paths under it are
+        # labelled from it, "./data/log", so a program keeping its files in a
+        # relative folder draws the same labels, and hashes the same, on every
+        # machine and checkout. The Python file API's processes start here too.
+        self.home = posix.getcwd()
+        self._home_prefix = "" if self.home == "/" else self.home + "/"
+        self._tearer = Tearer(
+            stream, self.config, self.name, self._permit, self.fault_counts, self.shown
+        )
         # Told of each fsync, write and rename, before and after, while a fault
         # waits for one (`seedbed.world._operations`); None (no cost) otherwise.
         self.observer: Callable[[str, str], object] | None = None
 
     def __repr__(self) -> str:
         return f"<SimDisk {self.name} crashes={self._epoch}>"
+
+    def shown(self, path: str) -> str:
+        """`path` as draws' labels name it: from the home folder when under it."""
+        prefix = self._home_prefix
+        if prefix and path.startswith(prefix):
+            return "./" + path[len(prefix) :]
+        return path
 
     @property
     def crashes(self) -> int:
@@ -225,7 +241,7 @@ class SimDisk:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.read_error_probability > 0 and self._stream.chance(
-            config.read_error_probability, f"disk {self.name} read error {file.path}"
+            config.read_error_probability, f"disk {self.name} read error {self.shown(file.path)}"
         ):
             self.fault_counts["read_error"] += 1
             raise oserror(errno.EIO, file.path)
@@ -234,7 +250,8 @@ class SimDisk:
             data
             and config.corrupt_read_probability > 0
             and self._stream.chance(
-                config.corrupt_read_probability, f"disk {self.name} corrupt read {file.path}"
+                config.corrupt_read_probability,
+                f"disk {self.name} corrupt read {self.shown(file.path)}",
             )
         ):
             data = self._corrupt(file.path, offset, data)
@@ -274,7 +291,7 @@ class SimDisk:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.write_error_probability > 0 and self._stream.chance(
-            config.write_error_probability, f"disk {self.name} write error {file.path}"
+            config.write_error_probability, f"disk {self.name} write error {self.shown(file.path)}"
         ):
             self.fault_counts["write_error"] += 1
             raise oserror(errno.EIO, file.path)
@@ -283,7 +300,8 @@ class SimDisk:
             return start
         landed = start
         if config.misdirect_write_probability > 0 and self._stream.chance(
-            config.misdirect_write_probability, f"disk {self.name} misdirect {file.path}"
+            config.misdirect_write_probability,
+            f"disk {self.name} misdirect {self.shown(file.path)}",
         ):
             landed = self._misdirect(file, start, len(data))
         self._model.write(file.node, start, data, landed)
@@ -331,7 +349,7 @@ class SimDisk:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.fsync_error_probability > 0 and self._stream.chance(
-            config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
+            config.fsync_error_probability, f"disk {self.name} fsync error {self.shown(file.path)}"
         ):
             self.fault_counts["fsync_error"] += 1
             self._model.lose_pending(file.node)
