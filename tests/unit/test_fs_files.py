@@ -446,3 +446,36 @@ def test_a_relative_data_folder_hashes_the_same_from_any_working_directory(
         hashes.add(sim.run(max_time=2.0).trace_hash)
         assert not (tmp_path / where / "data").exists()
     assert len(hashes) == 1
+
+
+def test_package_data_certificates_and_zoneinfo_are_read_through() -> None:
+    async def main() -> tuple[str, bool, str]:
+        import importlib.resources
+        import ssl
+        import zoneinfo
+
+        typed = importlib.resources.files("seedbed").joinpath("py.typed").read_text()
+        context = ssl.create_default_context()
+        paris = zoneinfo.ZoneInfo("Europe/Paris")
+        return typed, context.verify_mode == ssl.CERT_REQUIRED, str(paris)
+
+    assert one_node(main)[1:] == (True, "Europe/Paris")
+
+
+def test_reading_the_machines_own_state_still_escapes_and_a_file_mmap_is_refused() -> None:
+    async def proc() -> None:
+        with open("/proc/self/status") as status:
+            status.read()
+
+    async def mapped() -> None:
+        import mmap
+
+        os.makedirs(ROOT)
+        with open(f"{ROOT}/m", "w+b") as f:
+            f.write(b"x" * 4096)
+            f.flush()
+            mmap.mmap(f.fileno(), 4096)
+
+    for main in (proc, mapped):
+        with pytest.raises(SimulationEscape):
+            one_node(main)
