@@ -158,15 +158,8 @@ class DiskModel:
 
     def lookup(self, parts: Parts) -> Node | None:
         """The node at `parts`, or None. NotADirectoryError if a parent is a file."""
-        node: Node = self._nodes[0]
-        for depth, name in enumerate(parts):
-            if not isinstance(node, DirNode):
-                raise oserror(errno.ENOTDIR, join(parts[:depth]))
-            number = node.entries.get(name)
-            if number is None:
-                return None
-            node = self._nodes[number]
-        return node
+        found = self.locate(parts)
+        return None if isinstance(found, str) else found
 
     def locate(self, parts: Parts) -> Node | str | None:
         """The node at `parts`; BENEATH if a merged directory on the way lacks the
