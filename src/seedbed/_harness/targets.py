@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import os
 import platform
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from seedbed.aio.runner import execute, failure_line, make_config
 from seedbed.errors import SimulationFailure, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import user_location
+from seedbed.world._disks import loading
 
 
 def _import_file(path: Path) -> Any:
@@ -195,6 +197,11 @@ def _run_scenario(
 
 def _run_program(main: Callable[..., Any], seed: int, options: dict[str, Any]) -> SeedOutcome:
     budgets, trace = _split_options(options)
+    if budgets.pop("disks", None) is not None:
+        raise UsageError(
+            "--load-disks gives a world's nodes their saved disks; a plain program has no "
+            "nodes: run a Scenario or a function that builds a Simulation"
+        )
     max_steps = budgets.pop("max_steps", DEFAULT_MAX_STEPS)
     max_time = budgets.pop("max_time", DEFAULT_MAX_TIME)
     config = make_config(max_steps, max_time, budgets)
@@ -214,6 +221,7 @@ def _run_simulation_function(
     func: Callable[..., Any], seed: int, options: dict[str, Any]
 ) -> SeedOutcome:
     budgets, trace = _split_options(options)
+    disks = budgets.pop("disks", None)
     if budgets:
         raise UsageError(
             "a function that builds its own Simulation sets its own budgets: "
@@ -221,6 +229,16 @@ def _run_simulation_function(
         )
     target = describe(func)
     replay = f"seedbed run {target} --seed {seed}" if target else f"{func.__qualname__}({seed})"
+    if disks is not None:
+        replay += f" --load-disks {shlex.quote(str(disks))}" if target else ""
+        with loading(disks):
+            return _call_simulation_function(func, seed, trace, replay)
+    return _call_simulation_function(func, seed, trace, replay)
+
+
+def _call_simulation_function(
+    func: Callable[..., Any], seed: int, trace: str | Path | None, replay: str
+) -> SeedOutcome:
     recorder: contextlib.AbstractContextManager[list[Trace]] = (
         recording() if trace is not None else contextlib.nullcontext([])
     )

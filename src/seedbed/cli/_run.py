@@ -30,6 +30,7 @@ from seedbed.errors import Nondeterminism, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import describe_faults
 from seedbed.sweep import summarize
+from seedbed.world._disks import saving
 
 
 @click.command()
@@ -46,6 +47,17 @@ from seedbed.sweep import summarize
               help="open the debugger before this step (or virtual time) runs")  # fmt: skip
 @click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
               help="replay the choices in this file (from `seedbed shrink`)")  # fmt: skip
+@click.option("--load-disks", "load_disks", type=click.Path(file_okay=False), default=None,
+              help="start the world's nodes on the disks saved in this folder")  # fmt: skip
+@click.option("--save-disks", "save_disks", type=click.Path(file_okay=False), default=None,
+              help="save every node's disk to this folder when the run ends")  # fmt: skip
+@click.option(
+    "--disk-state",
+    type=click.Choice(["synced", "crashed"]),
+    default="synced",
+    show_default=True,
+    help="with --save-disks: what is durable, or what a crash at the end leaves",
+)
 @explore_flags
 def run(
     target: str,
@@ -57,6 +69,9 @@ def run(
     as_json: bool,
     break_at: str | None,
     choices_path: str | None,
+    load_disks: str | None,
+    save_disks: str | None,
+    disk_state: str,
     **explore: Any,
 ) -> None:
     """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
@@ -74,8 +89,10 @@ def run(
         stack.enter_context(labelled(target=canonical_target(target)))
         stack.enter_context(os_exit_reported(target, seed))
         _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
+        if save_disks is not None:
+            stack.enter_context(saving(save_disks, disk_state))
         options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
-                   **explore_options(**explore)}  # fmt: skip
+                   "disks": load_disks, **explore_options(**explore)}  # fmt: skip
         if choices_path is not None:
             outcome = replay_choices(
                 lambda s, **o: run_target(obj, s, trace=trace_path, **o),

@@ -55,7 +55,7 @@ from seedbed.world import Simulation
 from seedbed.world._params import Params
 
 DEFAULT_MAX_STEPS = 20_000_000  # ~a minute of wall time for a busy world
-_WORLD_OPTIONS = frozenset({"clock", "network", "disk", "interleave"}) | frozenset(
+_WORLD_OPTIONS = frozenset({"clock", "network", "disk", "disks", "interleave"}) | frozenset(
     LoopConfig().as_dict()
 )
 

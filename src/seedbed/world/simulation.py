@@ -50,8 +50,10 @@ from seedbed.aio.runner import (
 )
 from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
+from seedbed.fs._image import restore
 from seedbed.net import NetworkConfig, SimNetwork
 from seedbed.net._links import LinkState
+from seedbed.world import _disks
 from seedbed.world._clocks import ClockConfig, draw_clock, jump, skew, wall_ns
 from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
@@ -84,6 +86,7 @@ class Simulation:
         interleave: bool = True,
         trace: str | Path | None = None,
         replay: str | Path | None = None,
+        disks: str | Path | None = None,
         **loop_options: Any,
     ) -> None:
         self.seed = check_seed(seed)
@@ -112,6 +115,11 @@ class Simulation:
         self._network = self._make_network(network)
         self.params = Params()  # world parameters; a swarm scenario draws them per seed
         self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
+        if disks is None:
+            disks = _disks.load_request()
+        self._images = _disks.load(disks) if disks is not None else {}  # saved disks to start on
+        if disks is not None:
+            self.trace_header["disks"] = str(disks)
 
     # -- building the world -------------------------------------------------
 
@@ -140,6 +148,10 @@ class Simulation:
         if callable(main):
             warn_if_prebuilt(name, main, stacklevel=3)
         disk, result = self._make_disk(name), self._loop.create_future()
+        image = self._images.get(name)
+        if image is not None:  # the node's machine powers on with its saved disk
+            restore(disk, image)
+            self._driver.emit("disk image", name, image.digest())
         node = Node(name, kind, main, disk, result, modules)
         self._nodes.add(node)
         self._network.address_of(name)  # its name resolves from now on
@@ -551,6 +563,13 @@ class Simulation:
     def _begin(self) -> None:
         if self._finished:
             raise UsageError("this simulation has finished; make a new one")
+        unknown = sorted(set(self._images) - set(self._nodes.names()))
+        if unknown and not self._started:
+            raise UsageError(
+                f"the saved disks hold node {unknown[0]!r}, which this world does not have "
+                f"(nodes: {', '.join(self._nodes.names()) or 'none'}); save them from the "
+                "same world, or add the node"
+            )
         if not self._started:
             self._started = True
             self._stream_trace()
@@ -669,6 +688,22 @@ class Simulation:
                     work.exception()
         self._overtaken.clear()
         self._loop.close()
+        request = _disks.save_request()
+        if request is not None:
+            self.save_disks(request.folder, state=request.state)
+
+    def save_disks(self, folder: str | Path, *, state: str = "synced") -> None:
+        """Write every node's disk to `folder` (see `seedbed.world._disks`): its
+        durable state ("synced"), or what a crash now leaves ("crashed", once the
+        run has ended: the disks are crashed for it). `Simulation(disks=folder)`
+        starts another world on them."""
+        if _disks.check_state(state) == "crashed" and not self._finished:
+            raise UsageError(
+                "Simulation.save_disks(state='crashed') crashes the disks: call it once "
+                "the run has ended (or save state='synced' now)"
+            )
+        disks = [(node.name, node.disk) for node in self._nodes.all() if node.disk is not None]
+        _disks.save(folder, disks, state=state, seed=self.seed)
 
     # -- components ---------------------------------------------------------
 
