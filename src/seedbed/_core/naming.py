@@ -127,6 +127,12 @@ def _flag(key: str, value: Any) -> str:
     return f" {RUN_FLAGS[key]} {value}"
 
 
+def target_replay(target: str, seed: int, options: dict[str, Any] | None = None) -> str:
+    """The `seedbed run` command for a target named as it was run (`module:name`),
+    with the run options that differ from their defaults."""
+    return f"seedbed run {target} --seed {seed}{_flags(options or {})}"
+
+
 def describe_scenario(scenario: Any) -> str | None:
     """The target naming a module-level `Scenario` object, or None."""
     if getattr(scenario, "target", None):

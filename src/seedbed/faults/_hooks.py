@@ -42,12 +42,13 @@ collecting: list[RunHooks] | None = None
 class RunHooks:
     """One run's buggify switch, failpoint odds, buggify sites and assertion catalog."""
 
-    __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability", "sites",
-                 "stream", "times", "trace")  # fmt: skip
+    __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability",
+                 "failpoints_raised", "sites", "stream", "times", "trace")  # fmt: skip
 
     def __init__(self, loop: SeedbedLoop) -> None:
         self.buggify = False
         self.failpoint_probability = 0.0
+        self.failpoints_raised = 0  # counted for the fault counts, never hashed
         self.sites: dict[tuple[str, int], bool] = {}  # a lookup, never iterated
         self.stream = loop.entropy.stream("buggify")
         self.trace = loop.trace
@@ -179,6 +180,7 @@ def failpoint(why: str) -> Any:
     probability = hooks.failpoint_probability
     if probability and hooks.stream.chance(probability, f"failpoint: {why}"):
         hooks.trace.emit("failpoint", why)
+        hooks.failpoints_raised += 1
         return _Raise(SimulatedFailure(why, caller_location()))
     return _READY
 

@@ -50,7 +50,14 @@ from seedbed.faults._nemesis import Nemesis
 from seedbed.faults._profile import FaultProfile, draw_swarm
 from seedbed.net import NetworkConfig
 from seedbed.scenario._oracles import Oracles, location_of, name_of
-from seedbed.scenario._report import LAST_EVENTS, FailureReport, describe_events, user_location
+from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
+from seedbed.scenario._story import (
+    EventTap,
+    describe_tail,
+    hushed,
+    record_entries,
+    subjects_of,
+)
 from seedbed.world import Simulation
 from seedbed.world._params import Params
 
@@ -182,23 +189,25 @@ class Scenario:
             return None, run.failure(exc, last_events)
 
     def replay_events(
-        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = LAST_EVENTS
+        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = ALL_EVENTS
     ) -> list[str]:
-        """The last `keep` trace events of this seed's run, re-run to collect them.
+        """The last `keep` trace events of this seed's run, re-run to collect them."""
+        return describe_tail(self.replay_tap(seed, overrides).tail, keep, draws=True)
 
-        A run keeps no events (that would slow every passing seed), so a failure
-        runs its seed once more, keeping only the last `keep`.
-        """
-        # Time jumps are most of a trace and describe_events folds them into
-        # stamps, so keep enough raw events to show `keep` others.
-        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep * 8)
-        try:
-            run.go()
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:
-            pass
-        return describe_events(run.events(), keep)
+    def replay_tap(self, seed: int, overrides: dict[str, Any] | None = None) -> EventTap:
+        """This seed's run once more, its events tapped: the tail and the world
+        events a report tells. A run keeps no events (that would slow every
+        passing seed), so a failure runs its seed a second time to tell its story."""
+        tap = EventTap(nemesis=self.faults is not None)
+        run = _Run(self, seed, None, "", overrides or {}, tap=tap)
+        with hushed():
+            try:
+                run.go()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:
+                pass
+        return tap
 
 
 # Swarm's clock resolutions: the default's 1 ms, Linux's coarse monotonic
@@ -273,7 +282,7 @@ class _Run:
         trace: str | Path | None,
         replay: str,
         overrides: dict[str, Any],
-        keep_events: int = 0,
+        tap: EventTap | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
@@ -284,11 +293,9 @@ class _Run:
         self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
-        if keep_events:
-            from collections import deque
-
+        if tap is not None:
             trace_object = self.sim.loop.trace
-            trace_object.events = deque(maxlen=keep_events)  # type: ignore[assignment]
+            trace_object.events = tap  # type: ignore[assignment]
             trace_object.quiet = False
         self.oracles = Oracles(
             self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
@@ -417,15 +424,21 @@ class _Run:
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}
 
-    def events(self) -> list[Any]:
-        return list(self.sim.loop.trace.events or [])
-
     def failure(self, exc: BaseException, last_events: bool = True) -> SimulationFailure:
-        """The run's failure as a `SimulationFailure` with its report."""
+        """The run's failure as a `SimulationFailure` with its report (its story
+        and last events from a second run of the seed, unless `last_events` is
+        off: the faults' records still tell theirs)."""
         error = _as_failure(exc)
         if error.context is None:
-            error.context = self.sim.loop.run_context()
+            error.context = self.sim.run_context()
         context = error.context
+        names = tuple(node.name for node in self.sim.nodes.all())
+        story = record_entries(self.nemesis.records() if self.nemesis is not None else [])
+        tail: list[str] = []
+        if last_events:
+            tap = self.scenario.replay_tap(self.seed, self._budgets())
+            story = sorted([*story, *tap.entries()], key=lambda entry: entry["t"])
+            tail = describe_tail(tap.tail, ALL_EVENTS, draws=True)
         error.report = FailureReport(
             scenario=self.scenario.name,
             seed=self.seed,
@@ -436,11 +449,12 @@ class _Run:
             faults=self._faults(),
             assertions=self._assertions(),
             location=user_location(error),
-            last_events=(
-                self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
-            ),
+            last_events=tail,
             replay=self.replay,
-            names=tuple(node.name for node in self.sim.nodes.all()),
+            names=names,
+            node=context.node,
+            story=story,
+            subjects=subjects_of(error.message, context.node, names),
         )
         return error
 

@@ -48,10 +48,15 @@ from seedbed.aio.runner import (
     trace_header,
     write_run_trace,
 )
-from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
+from seedbed.errors import (
+    Nondeterminism,
+    RunContext,
+    UsageError,
+    attach_context,
+)
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.net import NetworkConfig, SimNetwork
-from seedbed.net._links import LinkState
+from seedbed.net._links import LinkState, LinkTraffic
 from seedbed.world._clocks import ClockConfig, draw_clock, jump, skew, wall_ns
 from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
@@ -101,6 +106,7 @@ class Simulation:
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
+        self._failed_node: str | None = None  # the node whose main raised the run's failure
         self._overtaken: list[asyncio.Future[Any]] = []  # work a failure won the race against
         self._started = False
         self._finished = False
@@ -209,6 +215,11 @@ class Simulation:
     def disarm_operation(self, name: str) -> bool:
         """Take back node `name`'s armed operation crash; True if it had fired."""
         return self._disarm(self._nodes.get(name))
+
+    def operation_fired(self, name: str) -> bool:
+        """Whether node `name`'s armed operation crash has fired (False if none is armed)."""
+        watch = self._armed.get(name)
+        return watch is not None and watch.fired
 
     def _disarm(self, node: Node) -> bool:
         watch = self._armed.pop(node.name, None)
@@ -323,6 +334,13 @@ class Simulation:
         """
         return self._network.links()
 
+    def traffic(self, src: str, dst: str) -> LinkTraffic:
+        """What faults did to the traffic of link src -> dst so far: datagrams a
+        partition dropped, a hold held or the network lost or duplicated, streams
+        stalled and connects blocked at it (`LinkTraffic`). Counting changes
+        nothing in the run; asking creates no link and draws nothing."""
+        return self._network.traffic(src, dst)
+
     def jump_clock(self, name: str, seconds: float) -> bool:
         """Move node `name`'s wall clock by `seconds` (either way); False if it is not running.
 
@@ -419,6 +437,11 @@ class Simulation:
         it was not degraded)."""
         node = self._nodes.get(name)
         return self._disk_faults.restore(name, node.disk)
+
+    def disk_faults(self, name: str) -> dict[str, int]:
+        """The faults node `name`'s disk injected so far, by kind (`seedbed.fs.FAULT_KINDS`:
+        read and write errors, corrupted reads, misdirected and torn writes...)."""
+        return dict(self._nodes.get(name).disk.fault_counts)
 
     def _pattern_nodes(self, among: list[str] | None) -> list[str]:
         if among is not None:
@@ -566,12 +589,7 @@ class Simulation:
             raise
 
     def _annotate(self, exc: BaseException) -> None:
-        context = self._loop.run_context()
-        if isinstance(exc, SimulationFailure):
-            if exc.context is None:
-                exc.context = context
-        elif not any(n.startswith("  seed=") for n in getattr(exc, "__notes__", [])):
-            exc.add_note(context.describe())
+        attach_context(exc, self.run_context())
 
     async def _driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """The run's own task: the driver's coroutine is made only once this runs.
@@ -625,6 +643,8 @@ class Simulation:
         if task.cancelled():
             self._fail(UsageError(f"node {node.name!r}: its main task was cancelled"))
         elif task.exception() is not None:
+            if not self._failed.done():
+                self._failed_node = node.name
             self._fail(task.exception())
         elif node.kind == CLIENT and not node.result.done():
             node.result.set_result(task.result())
@@ -647,6 +667,8 @@ class Simulation:
         abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
         if self._failed.done() and not self._failed.cancelled():
             failure = self._failed.exception()  # reported through the run, not at GC time
+            if failure is not None:
+                self._loop.note_failure(failure)
             for work in self._overtaken:  # a nested wait raised the same failure: not news
                 if work.done() and not work.cancelled() and work._exception is failure:
                     work.exception()
@@ -672,7 +694,12 @@ class Simulation:
         return self._nodes
 
     def run_context(self) -> RunContext:
-        return self._loop.run_context()
+        """Where the run is (seed, step, time, replay), naming the node whose main
+        raised the run's failure if one did."""
+        context = self._loop.run_context()
+        if context.node is None and self._failed_node is not None:
+            return dataclasses.replace(context, node=self._failed_node)
+        return context
 
 
 async def _run_main(main: Callable[[], Any]) -> Any:
