@@ -223,7 +223,7 @@ class _Plain:
         error = outcome.error
         result = outcome.result
         # The default budgets are what `seedbed run` applies anyway: not repeated.
-        given = {k: v for k, v in options.items() if v and k != "trace"}
+        given = {k: v for k, v in options.items() if v is not None and k != "trace"}
         replay = self._replay(given, replay_command(main, seed, given))
         name_replay(error, replay)
         report = None

@@ -38,7 +38,11 @@ _LIBRARY_DIRS = tuple(
         }
     )
 )
-_PLUMBING = re.compile(r"^t=\S+ (draw |unseed )")
+# Left out of a report's last events unless all are asked for: entropy draws,
+# the random module's reseeding, and the steps of seedbed's own tasks.
+_PLUMBING = re.compile(
+    r"^t=\S+ (draw |unseed |task \d+ \S+ (_run_main|_call_main|Simulation\._\w+|_Run\._\w+)$)"
+)
 
 
 @dataclass

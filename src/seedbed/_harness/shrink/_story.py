@@ -70,5 +70,5 @@ def last_lines(events: Sequence[Sequence[Any]], keep: int = LAST) -> list[str]:
             continue
         timed.append((now, event))
     shown = timed[-keep:]
-    words = describe_events([event for _, event in shown])
+    words = describe_events([event for _, event in shown], keep=len(shown))
     return [f"t={at / 1e9:.6f}s {text}" for (at, _), text in zip(shown, words, strict=True)]
