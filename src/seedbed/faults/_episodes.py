@@ -98,6 +98,9 @@ class Ledger:
         }
         self.episodes: list[Episode] = []  # in progress, oldest first
         self.records: list[FaultRecord] = []  # every fault injected, in order
+        # Instant faults whose effect shows later (a clock stepped, then read):
+        # their records and how to tell, until they show it.
+        self.watched: list[tuple[FaultRecord, Effect]] = []
         self._aim: tuple[str, tuple[str, ...], str] | None = None  # the fault being injected
         self._fresh: FaultRecord | None = None  # its record, once made
         self._faulted: dict[Link, Episode] = {}  # directed link -> its fault (lookup only)
@@ -163,23 +166,40 @@ class Ledger:
         self._fresh = record
         return record
 
+    def watch(self, kind: str, effect: Effect) -> None:
+        """The instant fault of `kind` being injected shows its effect later, when
+        `effect()` first counts something (its outcome is LATER)."""
+        record = self._fresh or self._new_record(kind, lasting=False)
+        self.watched.append((record, effect))
+
     def settle(self) -> None:
-        """Count the faults in progress that have changed what the program saw by
-        now (a latent fault when a run fails), and note what each did so far."""
+        """Count the faults in progress (and the instant ones watched) that have
+        changed what the program saw by now (a latent fault when a run fails),
+        and note what each did so far."""
         for episode in self.episodes:
             self._look(episode)
+        still = []
+        for record, effect in self.watched:
+            if not self._saw(record, effect()):
+                still.append((record, effect))
+        self.watched = still
 
     def _look(self, episode: Episode) -> None:
-        did = episode.effect()
         record = episode.record
         require(record is not None, "an episode in progress has its record", kind=episode.kind)
         assert record is not None
-        record.did = did
         record.hit = episode.hit()
+        self._saw(record, episode.effect())
+
+    def _saw(self, record: FaultRecord, did: dict[str, int]) -> bool:
+        """Note what a fault did so far; count it effective the first time it did
+        something. True once it is effective."""
+        record.did = did
         if not record.effective and any(count > 0 for count in did.values()):
             record.effective = True
-            self.counts[episode.kind]["effective"] += 1
-            self._check_counts(episode.kind)
+            self.counts[record.kind]["effective"] += 1
+            self._check_counts(record.kind)
+        return record.effective
 
     def _check_counts(self, kind: str) -> None:
         counts = self.counts[kind]

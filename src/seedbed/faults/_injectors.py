@@ -181,7 +181,14 @@ def clock_jump(ledger: Ledger) -> Outcome:
     if not ledger.sim.jump_clock(name, seconds):
         return False
     ledger.sim.loop.trace.emit("nemesis", "clock_jump", name, int(seconds * 1e9))
-    return True
+    return _read_later(ledger, "clock_jump", name)
+
+
+def _read_later(ledger: Ledger, kind: str, name: str) -> Outcome:
+    """A stepped wall clock is effective once its node reads it."""
+    reads = ledger.sim.wall_clock_reads(name)
+    ledger.watch(kind, lambda: {"wall clock reads": ledger.sim.wall_clock_reads(name) - reads})
+    return LATER
 
 
 def clock_skew(ledger: Ledger) -> Outcome:
@@ -198,7 +205,7 @@ def clock_skew(ledger: Ledger) -> Outcome:
     if not ledger.sim.skew_clock(name, drift, step):
         return False
     ledger.sim.loop.trace.emit("nemesis", "clock_skew", name, int(drift * 1e9), int(step * 1e9))
-    return True
+    return _read_later(ledger, "clock_skew", name)
 
 
 def disk_fault(ledger: Ledger) -> Outcome:

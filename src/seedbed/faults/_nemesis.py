@@ -21,7 +21,9 @@ fault-class table (`_classes`):
 - partition, clog, latency spike, stream stall: the program's traffic met
   one of its links closed: a datagram dropped or held, a stream's bytes
   stalled, a connect blocked;
-- clock jump, clock skew: the node was running; the disk classes: the disk
+- clock jump, clock skew: the node read its wall clock after the step (a
+  monotonic clock never jumps: a node that reads only that saw nothing);
+  the disk classes: the disk
   injected a fault of the class's kinds (a failed read, write or fsync, a
   corrupted read, a misdirected write); an operation crash: it fired;
 - datagram loss and duplication (drawn by the network, per datagram): a
@@ -140,15 +142,16 @@ class Nemesis:
         require(not ledger.stopped, "the liveness phase injects nothing", kind=fault.name)
         if fault.inject is None:
             broken("the nemesis injects only world classes", kind=fault.name)
-        began = len(ledger.episodes)
+        began, watched = len(ledger.episodes), len(ledger.watched)
         ledger.injecting()
         outcome = fault.inject(ledger)
         if outcome not in _OUTCOMES:
             broken("an injector returns None, True, False or LATER", kind=fault.name)
         if outcome is LATER and not (
-            len(ledger.episodes) == began + 1 and ledger.episodes[-1].kind == fault.name
+            (len(ledger.episodes) == began + 1 and ledger.episodes[-1].kind == fault.name)
+            or (len(ledger.watched) == watched + 1 and ledger.watched[-1][0].kind == fault.name)
         ):
-            broken("a fault that ends later began one episode", kind=fault.name)
+            broken("a fault whose effect shows later began one episode or watch", kind=fault.name)
         if outcome is None:
             return  # nothing to do (max_down reached, no free link): not injected
         ledger.count(fault.name, outcome)

@@ -79,6 +79,14 @@ _WORDS = {
     "fsyncs failed": ("fsync failed", "fsyncs failed"),
     "writes misdirected": ("write misdirected", "writes misdirected"),
     "writes torn": ("write torn", "writes torn"),
+    "wall clock reads": ("wall clock read since", "wall clock reads since"),
+}
+
+
+# Counts that are yes or no, told without their number.
+_FLAGS = {
+    "paused while running": "the node stayed up through it",
+    "crashed at the operation": "crashed there",
 }
 
 
@@ -87,6 +95,9 @@ def describe_did(did: dict[str, int]) -> str:
     parts = []
     for what, count in did.items():
         if count <= 0:
+            continue
+        if what in _FLAGS:
+            parts.append(_FLAGS[what])
             continue
         one, many = _WORDS.get(what, (what, what))
         parts.append(f"{count} {one if count == 1 else many}")

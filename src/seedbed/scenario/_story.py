@@ -140,7 +140,34 @@ class EventTap:
         ]
 
     def entries(self) -> list[Entry]:
-        return [*self.world, *self.open_cuts()]
+        """The world events told, in time order, a link's two directions cut (or
+        held) over the same time told once."""
+        return _pair_links(sorted([*self.world, *self.open_cuts()], key=lambda e: e["t"]))
+
+
+def _pair_links(entries: list[Entry]) -> list[Entry]:
+    paired: list[Entry] = []
+    for entry in entries:
+        twin = next((e for e in paired[-4:] if _twins(e, entry)), None)
+        if twin is None:
+            paired.append(entry)
+            continue
+        a, b = twin["nodes"]
+        twin["text"] = twin["text"].replace(f"link {a}->{b}", f"link {a}<->{b}", 1)
+        twin["effective"] = twin["effective"] or entry["effective"]
+        if entry["effective"] and ": " in entry["text"]:
+            twin["text"] += f"; {b}->{a}{entry['text'].split(':', 1)[1].split(';')[0]}"
+    return paired
+
+
+def _twins(first: Entry, second: Entry) -> bool:
+    """Two entries of one link's two directions, cut or held over the same time."""
+    if not (first["text"].startswith("link ") and second["text"].startswith("link ")):
+        return False
+    if (first["t"], first["end"]) != (second["t"], second["end"]):
+        return False
+    same_verb: bool = first["text"].split(" ")[2] == second["text"].split(" ")[2]
+    return same_verb and list(first["nodes"]) == list(second["nodes"])[::-1]
 
 
 def _disk_fault(reason: str) -> tuple[str, tuple[str, ...]] | None:
@@ -155,6 +182,8 @@ def _disk_fault(reason: str) -> tuple[str, tuple[str, ...]] | None:
 def _link_entry(since: int, until: int | None, src: str, dst: str, how: str, dropped: int) -> Entry:
     verb = "cut (partition)" if how == "dropped" else "held"
     did = f": {dropped} datagram{'s' if dropped != 1 else ''} dropped" if dropped else ""
+    if until is None:
+        did += "; still in force"
     return _entry(since / 1e9, None if until is None else until / 1e9,
                   f"link {src}->{dst} {verb}{did}", (src, dst), bool(dropped))  # fmt: skip
 

@@ -363,6 +363,12 @@ class Simulation:
         jump(node.ref, int(seconds * 1e9))
         return True
 
+    def wall_clock_reads(self, name: str) -> int:
+        """How many times node `name` has read its wall clock (`time.time()`,
+        `datetime.now()`), over all its incarnations: 0 before it starts."""
+        ref = self._nodes.get(name).ref
+        return ref.wall_reads if ref is not None else 0
+
     def skew_clock(self, name: str, drift: float, step: float = 0.0) -> bool:
         """Give node `name`'s wall clock the rate error `drift` from now on (2e-4 is
         200 ppm fast), stepped by `step` seconds; False if it is not running.
