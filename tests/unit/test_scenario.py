@@ -267,7 +267,10 @@ def test_a_plain_simulation_trace_header_records_its_configs_too(tmp_path: Path)
     [
         ({"name": ""}, "Scenario.name must be a non-empty string, got ''"),
         ({"setup": 3}, "Scenario.setup must be a function taking the Simulation, got 3"),
-        ({"faults": "chaos"}, 'Scenario.faults must be None, a FaultProfile or "swarm"'),
+        (
+            {"faults": "chaos"},
+            'Scenario.faults must be None, a FaultProfile, "swarm" or seedbed.swarm',
+        ),
         ({"duration": -1}, "Scenario.duration must be a number of seconds in (0, 1e+09], got -1"),
         ({"invariants": [1]}, "Scenario.invariants must be zero-argument callables"),
         ({"netwrk": None}, "unknown Scenario world option 'netwrk'"),

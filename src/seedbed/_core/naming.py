@@ -84,7 +84,8 @@ def _importable_in(module: str, path: str, cwd: str) -> bool:
 # exploration options, which every plain program and Scenario takes.
 RUN_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
 RUN_FLAGS.update({"explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
-                  "strategy": "--strategy", "pct_depth": "--pct-depth"})  # fmt: skip
+                  "strategy": "--strategy", "pct_depth": "--pct-depth",
+                  "faults": "--faults"})  # fmt: skip
 
 
 def replay_command(

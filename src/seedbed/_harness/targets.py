@@ -133,6 +133,11 @@ def run_target(
         return _run_scenario(obj, seed, options, last_events)
     if not callable(obj):
         raise UsageError(f"a target must be a Scenario or a function, got {obj!r}")
+    if options.get("faults") is not None:
+        raise UsageError(
+            "--faults swaps a Scenario's faults; this target is a plain function: "
+            "give its Simulation the faults it should have, or make it a Scenario"
+        )
     run = _Plain(obj, seed, target, last_events)
     if inspect.iscoroutinefunction(obj) or not _takes_one_argument(obj):
         if not inspect.iscoroutinefunction(obj) and not _takes_one_argument(obj):

@@ -47,7 +47,8 @@ from seedbed.errors import (
 )
 from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
-from seedbed.faults._profile import FaultProfile, draw_swarm
+from seedbed.faults._profile import FaultProfile
+from seedbed.faults._swarm import Swarm, parse_faults
 from seedbed.net import NetworkConfig
 from seedbed.scenario._oracles import Oracles, location_of, name_of
 from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
@@ -90,7 +91,7 @@ class Scenario:
         self,
         name: str,
         setup: Callable[[Simulation], Any],
-        faults: FaultProfile | str | None = None,
+        faults: FaultProfile | Swarm | str | None = None,
         duration: float = 30.0,
         invariants: Sequence[Callable[[], Any]] = (),
         liveness: Sequence[Callable[[], Any]] = (),
@@ -105,9 +106,10 @@ class Scenario:
             raise UsageError(
                 f"Scenario.setup must be a function taking the Simulation, got {setup!r}"
             )
-        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile)):
+        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile | Swarm)):
             raise UsageError(
-                f'Scenario.faults must be None, a FaultProfile or "swarm", got {faults!r}'
+                f'Scenario.faults must be None, a FaultProfile, "swarm" or seedbed.swarm(...), '
+                f"got {faults!r}"
             )
         check_seconds("Scenario", "duration", duration, allow_zero=False)
         check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
@@ -198,8 +200,9 @@ class Scenario:
         """This seed's run once more, its events tapped: the tail and the world
         events a report tells. A run keeps no events (that would slow every
         passing seed), so a failure runs its seed a second time to tell its story."""
-        tap = EventTap(nemesis=self.faults is not None)
-        run = _Run(self, seed, None, "", overrides or {}, tap=tap)
+        run = _Run(self, seed, None, "", overrides or {})
+        tap = EventTap(nemesis=run.pressure is not None)
+        run.tap(tap)
         with hushed():
             try:
                 run.go()
@@ -288,29 +291,35 @@ class _Run:
         self.seed = seed
         self.overrides = overrides
         self.running = False  # set once the world's phases start
+        self.pressure = _pressure(scenario.faults, overrides.get("faults"))
+        self.swarm = self.pressure if isinstance(self.pressure, Swarm) else None
         self.profile = self._profile(seed)
         self.sim = self._make_world(seed, trace)
         self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
         if tap is not None:
-            trace_object = self.sim.loop.trace
-            trace_object.events = tap  # type: ignore[assignment]
-            trace_object.quiet = False
+            self.tap(tap)
         self.oracles = Oracles(
             self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
         )
 
+    def tap(self, tap: EventTap) -> None:
+        """Keep the run's events in `tap` (a report's second run)."""
+        trace_object = self.sim.loop.trace
+        trace_object.events = tap  # type: ignore[assignment]
+        trace_object.quiet = False
+
     def _profile(self, seed: int) -> FaultProfile | None:
-        faults = self.scenario.faults
-        if faults == "swarm":  # its own streams, independent of the run's draws
-            return draw_swarm(Entropy(seed, Trace()))
-        return faults if isinstance(faults, FaultProfile) else None
+        if self.swarm is not None:  # its own streams, independent of the run's draws
+            return self.swarm.draw(Entropy(seed, Trace()))
+        return self.pressure if isinstance(self.pressure, FaultProfile) else None
 
     def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:
         options = {**self.scenario.world_options, **self.overrides}
+        options.pop("faults", None)  # the run's pressure (`--faults`), not a world option
         swarm_loop: dict[str, Any] = {}
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             swarm_loop = _swarm_loop(seed, options)
             if options.get("network") is None:  # the user's network is kept as given
                 swarm_loop["network"] = _swarm_network(seed)
@@ -340,7 +349,7 @@ class _Run:
         # The profile as hashed since `traced` was added ("null": no profile).
         traced = json.dumps(profile.traced(), sort_keys=True) if profile is not None else "null"
         sim.loop.trace.emit("scenario", self.scenario.name, traced)
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:
             hooks_of(sim.loop).configure(
@@ -457,6 +466,15 @@ class _Run:
             subjects=subjects_of(error.message, context.node, names),
         )
         return error
+
+
+def _pressure(faults: Any, spec: str | None) -> FaultProfile | Swarm | None:
+    """The faults a run is under: `--faults` (a spec) if given, else the scenario's."""
+    if spec is not None:
+        return parse_faults(spec)
+    if faults == "swarm":
+        return Swarm()
+    return faults if isinstance(faults, FaultProfile | Swarm) else None
 
 
 def _as_failure(exc: BaseException) -> SimulationFailure:
