@@ -39,6 +39,7 @@ from seedbed._harness.outcome import SeedOutcome
 from seedbed.aio._digest import result_digest
 from seedbed.aio.runner import execute, failure_line, make_config
 from seedbed.errors import SimulationFailure, UsageError, context_of, set_context
+from seedbed.faults._hooks import catalogs, merged_assertions
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import user_location
 
@@ -224,7 +225,8 @@ class _Plain:
         max_steps = budgets.pop("max_steps", DEFAULT_MAX_STEPS)
         max_time = budgets.pop("max_time", DEFAULT_MAX_TIME)
         config = make_config(max_steps, max_time, budgets)
-        outcome = execute(main, seed, config, Trace(keep=trace is not None), trace)
+        with catalogs() as hooks:
+            outcome = execute(main, seed, config, Trace(keep=trace is not None), trace)
         error = outcome.error
         result = outcome.result
         # The default budgets are what `seedbed run` applies anyway: not repeated.
@@ -236,7 +238,8 @@ class _Plain:
             report = program_report(main, seed, config, error, replay)
         return SeedOutcome(
             "program", seed, result.value, error, result.trace_hash, result.steps,
-            result.virtual_time, replay, location=_location(error), report=report,
+            result.virtual_time, replay, assertions=merged_assertions(hooks),
+            location=_location(error), report=report,
         )  # fmt: skip
 
     def simulation_function(self, options: dict[str, Any]) -> SeedOutcome:
@@ -253,18 +256,21 @@ class _Plain:
         recorder: contextlib.AbstractContextManager[list[Trace]] = (
             recording() if trace is not None else contextlib.nullcontext([])
         )
-        with recorder as traces:
+        with recorder as traces, catalogs() as hooks:
             try:
                 value = func(seed)
             except (UsageError, KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as error:
                 _write_recorded(trace, seed, traces, None, error)
-                return self._failed_function(error, replay)
+                failed = self._failed_function(error, replay)
+                failed.assertions = merged_assertions(hooks)
+                return failed
         _write_recorded(trace, seed, traces, value, None)
         return SeedOutcome(
             "simulation", seed, value, None, getattr(value, "trace_hash", None),
             getattr(value, "steps", None), getattr(value, "virtual_time", None), replay,
+            assertions=merged_assertions(hooks),
         )  # fmt: skip
 
     def _failed_function(self, error: BaseException, replay: str) -> SeedOutcome:
