@@ -112,16 +112,16 @@ def test_a_declared_sometimes_no_seed_reached_is_listed_and_fails_require_someti
     )
     (tmp_path / "service.py").write_text(
         "import seedbed\nfrom helpers import rare\n\nasync def main():\n"
-        "    seedbed.reachable(message='main started')\n"
+        "    seedbed.sometimes(True, message='main started')\n"
         "    seedbed.sometimes(True, f'not {1} literal')\n"
     )
     monkeypatch.chdir(tmp_path)
     found = declared("service:main")
     assert found == {
-        "main started": {"kind": "reachable", "location": "service.py:5"},
+        "main started": {"kind": "sometimes", "location": "service.py:5"},
         "the rare path ran": {"kind": "sometimes", "location": "helpers.py:4"},
     }
-    reached = {"main started": {"kind": "reachable", "evaluated": 1, "true": 1,
+    reached = {"main started": {"kind": "sometimes", "evaluated": 1, "true": 1,
                                 "location": "service.py:5"}}  # fmt: skip
     summary = summarize([record(0, assertions=reached), record(1, assertions=reached)], found)
     assert summary.never_true == ["the rare path ran"]  # what --require-sometimes fails on

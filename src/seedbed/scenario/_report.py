@@ -231,7 +231,12 @@ def _is_library(path: str) -> bool:
 
 
 def relative(path: str) -> str:
-    """A path as the user would type it: relative to the current directory if under it."""
+    """A path as the user would type it: relative to the current directory if under
+    it (as given, then with links resolved: a project reached through a link)."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        pass
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):

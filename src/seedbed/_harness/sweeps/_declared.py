@@ -1,4 +1,4 @@
-"""The `sometimes` and `reachable` claims a target's code declares, found by reading it.
+"""The `sometimes` claims a target's code declares, found by reading it.
 
 A run's assertion catalog lists the calls that ran; a `sometimes` on a path
 no seed reached never runs, so no seed lists it, and a sweep that reads only
@@ -6,8 +6,11 @@ its seeds' catalogs cannot say it was never true: the one claim that most
 needs saying. This module reads the target's source instead (never imports
 it): the target's file, then each module of the user's project it imports
 (files under the current directory), for calls `sometimes(cond, "message")`
-and `reachable("message")` whose message is a plain string. What it finds is
-a catalog entry with no evaluation, which the summary merges with the seeds'.
+whose message is a plain string. What it finds is a catalog entry with no
+evaluation, which the summary merges with the seeds'. (A `reachable` is
+often written into the setup of one scenario among several in a module: a
+sweep of another would call it never reached, so only `sometimes`, the
+claim about the system itself, is read.)
 """
 
 from __future__ import annotations
@@ -21,18 +24,18 @@ from seedbed._core.naming import FILE_MODULE_PREFIX
 
 MAX_FILES = 200  # a project bigger than this is read only so far
 _SEEDBED = Path(__file__).resolve().parents[2]  # seedbed's own claims are not the user's
-_MESSAGE_ARG = {"sometimes": 1, "reachable": 0}  # where each call's message is
+_MESSAGE_ARG = {"sometimes": 1}  # the claims read, and where each call's message is
 
 
 def declared(target: str) -> dict[str, dict[str, str]]:
-    """message -> {"kind", "location"} for the hopeful claims the target's code makes."""
+    """message -> {"kind", "location"} for the `sometimes` claims the target's code makes."""
     module = target.rpartition(":")[0]
     first = Path(module) if module.endswith(".py") else _module_file(module)
     if first is None:
         return {}
-    root = Path.cwd().resolve()
+    root = Path.cwd()
     found: dict[str, dict[str, str]] = {}
-    queue, seen = [first.resolve()], set[Path]()
+    queue, seen = [first.absolute()], set[Path]()
     while queue and len(seen) < MAX_FILES:
         path = queue.pop(0)
         if path in seen or not path.is_file():
@@ -92,7 +95,7 @@ def _imported(tree: ast.Module, path: Path) -> list[Path]:
         for name in names:
             found = _module_file(name) if name else None
             if found is not None:
-                files.append(found.resolve())
+                files.append(found.absolute())
     return files
 
 
@@ -102,7 +105,7 @@ def _relative_base(node: ast.ImportFrom, path: Path) -> str:
     for _ in range(node.level - 1):
         folder = folder.parent
     try:
-        package = ".".join(folder.resolve().relative_to(Path.cwd().resolve()).parts)
+        package = ".".join(folder.absolute().relative_to(Path.cwd()).parts)
     except ValueError:
         return ""
     return ".".join(part for part in (package, node.module or "") if part)
@@ -124,7 +127,7 @@ def _module_file(name: str) -> Path | None:
 
 def _inside(path: Path, root: Path) -> bool:
     """A file of the user's project: under the cwd, not in a virtual environment."""
-    if path.is_relative_to(_SEEDBED):
+    if path.resolve().is_relative_to(_SEEDBED):
         return False
     try:
         relative = path.relative_to(root)
