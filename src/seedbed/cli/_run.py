@@ -133,6 +133,7 @@ def _print_outcome(outcome: Any, as_json: bool, events: str = "story") -> None:
             "value": None if error else describe_value(outcome.value),
             "failure": summarize(error) if error else None,
             "result_digest": outcome.result_digest,
+            "report": outcome.report.as_dict() if outcome.report is not None else None,
         }
         if outcome.kind != "program":
             record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,

@@ -112,7 +112,7 @@ class FailureReport:
         return lines
 
     def _event_lines(self, everything: bool) -> list[str]:
-        tail = [line for line in self.last_events if everything or not _PLUMBING.match(line)]
+        tail = [line for line in self.last_events if everything or not is_plumbing(line)]
         tail = tail if everything else tail[-LAST_EVENTS:]
         if not tail:
             return []
@@ -132,6 +132,11 @@ class FailureReport:
             lines.append(f"  shrink: {shrink}")
         lines.append(f"  replay: {self.replay}")
         return lines
+
+
+def is_plumbing(line: str) -> bool:
+    """Whether a report's event line is left out unless all events are asked for."""
+    return _PLUMBING.match(line) is not None
 
 
 def shrink_command(replay: str) -> str | None:
