@@ -50,8 +50,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from seedbed._core.choices import Choice, Value, typical_bits
+from seedbed._core.choices import Choice, Value
 from seedbed._core.floats import ordered_sum
+from seedbed._harness.shrink._lanes import is_bits, lanes_of, with_typical_lanes
 from seedbed._harness.shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed._harness.sweeps._record import mask_numbers
 from seedbed.errors import UsageError
@@ -343,13 +344,13 @@ class Shrinker:
         """Each loud batch of raw bits, its 32-bit lanes made typical in chunks
         (halves first, down to single lanes) while the failure stays."""
         improved = False
-        for order in [c.order for c in self._chosen if _is_bits(c.value)]:
-            size = _lanes_of(self._value_at(order)) // 2
+        for order in [c.order for c in self._chosen if is_bits(c.value)]:
+            size = lanes_of(self._value_at(order)) // 2
             while size >= 1 and not self._late():
                 start = 0
-                while start < _lanes_of(self._value_at(order)) and not self._late():
+                while start < lanes_of(self._value_at(order)) and not self._late():
                     value = self._value_at(order)
-                    typical = _with_typical_lanes(value, start, size)
+                    typical = with_typical_lanes(value, start, size)
                     if typical != value and self._try(self._with(order, typical)):
                         improved = True
                     start += size
@@ -450,27 +451,6 @@ def _round_heads(mine: list[Choice]) -> list[int]:
         seen[choice.reason] = seen.get(choice.reason, 0) + 1
     head = next((c.reason for c in mine if seen[c.reason] > 1), None)
     return [i for i, c in enumerate(mine) if c.reason == head]
-
-
-def _is_bits(value: Value) -> bool:
-    return isinstance(value, str) and value.startswith("0x") and value != "0x0"
-
-
-def _lanes_of(value: Value) -> int:
-    """How many 32-bit lanes a raw-bits value holds (0 if it is not one)."""
-    if not _is_bits(value):
-        return 0
-    assert isinstance(value, str)
-    return max(1, -(-(len(value) - 2) * 4 // 32))
-
-
-def _with_typical_lanes(value: Value, start: int, count: int) -> Value:
-    """Raw bits with lanes [start, start + count) set to the typical middle value."""
-    assert isinstance(value, str)
-    bits = int(value, 16)
-    for lane in range(start, min(start + count, _lanes_of(value))):
-        bits = (bits & ~(0xFFFFFFFF << (32 * lane))) | (typical_bits(32) << (32 * lane))
-    return hex(bits)
 
 
 def _quieted(choice: Choice) -> Choice:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedbed._core import choices
-from seedbed._core.choices import Choice, typical_bits
+from seedbed._core.choices import Choice
+from seedbed._harness.shrink._lanes import lanes_off_typical
 from seedbed._harness.sweeps._record import error_bucket, first_line, leaf_error, mask_message
 from seedbed._harness.targets import run_target
 from seedbed.errors import UsageError
@@ -61,16 +62,7 @@ class Trial:
     def loud_lanes(self) -> int:
         """How many 32-bit lanes of the raw-bit draws are off their typical middle
         value (a batch of latencies: roughly, its hops that are not median)."""
-        middle = typical_bits(32)
-        total = 0
-        for choice in self.chosen:
-            value = choice.value
-            if isinstance(value, str) and value.startswith("0x"):
-                bits = int(value, 16)
-                while bits:
-                    total += (bits & 0xFFFFFFFF) != middle
-                    bits >>= 32
-        return total
+        return sum(lanes_off_typical(choice.value) for choice in self.chosen)
 
 
 def failure_of(error: BaseException | None) -> dict[str, Any] | None:
