@@ -159,8 +159,11 @@ def _retarget(error: BaseException, replay: str) -> None:
     if isinstance(error, SimulationFailure) and error.context is not None:
         error.context = dataclasses.replace(error.context, replay=replay)
     report = getattr(error, "report", None)
-    if report is not None and len(report.last_events) > _EVENTS_SHOWN:
-        report.last_events = report.last_events[-_EVENTS_SHOWN:]
+    if report is not None:
+        from seedbed.scenario._report import is_plumbing
+
+        shown = [line for line in report.last_events if not is_plumbing(line)]
+        report.last_events = shown[-_EVENTS_SHOWN:]
     notes = getattr(error, "__notes__", None)
     if notes:
         error.__notes__ = [

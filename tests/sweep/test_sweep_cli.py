@@ -245,7 +245,9 @@ def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
     partitions = summary["faults"]["partition"]
     assert partitions["injected"] == sum(r["faults"]["partition"]["injected"] for r in seeds)
     assert partitions["seeds_on"] == sum(r["faults"]["partition"]["injected"] > 0 for r in seeds)
-    assert summary["never_true"] == ["a client sent more than a hundred pings"]
+    # evaluated and never true, and declared on a path no seed took (never evaluated)
+    assert summary["never_true"] == ["a client sent more than a hundred pings", "a ping failed"]
+    assert summary["assertions"]["a ping failed"]["evaluated"] == 0
     answered = summary["assertions"]["a ping was answered"]
     assert answered["kind"] == "reachable" and answered["seeds_true"] == 6
     line = _line_of("tests/sweep/_scenarios.py", 'seedbed.reachable("a ping was answered")')
@@ -256,7 +258,7 @@ def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
     again = seedbed("sweep", target, "--seeds", "6", "--out", str(tmp_path), "--resume",
                     "--require-sometimes")  # fmt: skip
     assert again.returncode == 1, again.stderr
-    assert "--require-sometimes: 1 never true, a failure" in again.stdout
+    assert "--require-sometimes: 2 never true, a failure" in again.stdout
     assert "0 run in" in again.stdout  # every seed came from the file
 
 

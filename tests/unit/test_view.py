@@ -227,7 +227,11 @@ def test_a_failure_report_names_the_view_command_before_its_replay_command() -> 
     assert error is not None
     lines = str(error).splitlines()
     target = f"examples.kvstore.scenarios:bug_forget_vote --seed {seed}"
-    assert lines[-2:] == [f"  view:   seedbed view {target}", f"  replay: seedbed run {target}"]
+    assert lines[-3:] == [
+        f"  view:   seedbed view {target}",
+        f"  shrink: seedbed shrink {target} --out shrunk.json",
+        f"  replay: seedbed run {target}",
+    ]
     assert seedbed.errors.view_command("seedbed.run(main, seed=1)") is None
 
 

@@ -86,7 +86,7 @@ def _importable_in(module: str, path: str, cwd: str) -> bool:
 RUN_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
 RUN_FLAGS.update({"explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
                   "strategy": "--strategy", "pct_depth": "--pct-depth",
-                  "disks": "--load-disks"})  # fmt: skip
+                  "faults": "--faults", "disks": "--load-disks"})  # fmt: skip
 
 
 def replay_command(
@@ -127,6 +127,12 @@ def _flag(key: str, value: Any) -> str:
     if value is False:
         return f" {OFF_FLAGS[key]}" if key in OFF_FLAGS else ""
     return f" {RUN_FLAGS[key]} {shlex.quote(str(value))}"
+
+
+def target_replay(target: str, seed: int, options: dict[str, Any] | None = None) -> str:
+    """The `seedbed run` command for a target named as it was run (`module:name`),
+    with the run options that differ from their defaults."""
+    return f"seedbed run {target} --seed {seed}{_flags(options or {})}"
 
 
 def describe_scenario(scenario: Any) -> str | None:

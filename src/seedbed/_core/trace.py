@@ -24,6 +24,7 @@ import hashlib
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from seedbed._core.contract import require
 from seedbed.errors import Nondeterminism
@@ -84,25 +85,31 @@ def describe_event(event: Sequence[Field]) -> str:
     return " ".join(str(field) for field in event)
 
 
-# The open `recording()` blocks, innermost last, each with the traces made in it.
+# The open `recording()` blocks, innermost last, each with the traces made in
+# it and what keeps their events (None: a list).
 _recordings: list[list[Trace]] = []
+_keepers: list[Callable[[], Any] | None] = []
 
 
 @contextmanager
-def recording() -> Iterator[list[Trace]]:
+def recording(keeper: Callable[[], Any] | None = None) -> Iterator[list[Trace]]:
     """Every `Trace` made inside the block keeps its events; the list yielded
     holds them in the order they were made.
 
     For runs the harness does not build itself (a function f(seed) that makes
     its own `Simulation`): it cannot pass such a run a trace, so it records
-    what the run's loop traces. Keeping events changes no hash.
+    what the run's loop traces. `keeper()` makes what each trace appends its
+    events to instead of a list (a failure report keeps the tail and a few
+    kinds). Keeping events changes no hash.
     """
     made: list[Trace] = []
     _recordings.append(made)
+    _keepers.append(keeper)
     try:
         yield made
     finally:
         _recordings.pop()
+        _keepers.pop()
 
 
 class Trace:
@@ -119,6 +126,8 @@ class Trace:
         self.word = _OFFSET
         self.count = 0
         self.events: list[Event] | None = [] if keep else None
+        if keep and _recordings and _keepers[-1] is not None:
+            self.events = _keepers[-1]()
         self._expected = expected
         # Neither keeping nor checking events: only the hash is maintained, and
         # the loop may fold time events inline (see `time`).

@@ -44,6 +44,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 from seedbed._core import Entropy, Trace, VirtualClock, contract
 from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
+from seedbed._core.identity import current_node
 from seedbed._core.trace import MASK, PRIME
 from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
 from seedbed.aio._diagnose import budget_error, deadlock_error
@@ -56,6 +57,7 @@ from seedbed.aio._explore import (
     reorder_task_steps,
     tick_ns,
 )
+from seedbed.aio._fold import Echoes
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import LaneRouter
@@ -116,6 +118,7 @@ class SeedbedLoop(TaskWatch):
         self._closed = False
         self._debug = False
         self._exception_handler: Any = None
+        self._echoes = Echoes()  # what its default exception handler logged (see `_fold`)
         self._task_factory: Any = None
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
@@ -173,7 +176,9 @@ class SeedbedLoop(TaskWatch):
     def run_context(self) -> RunContext:
         """Seed, step, time and replay command: what every failure carries."""
         st = self._st
-        return RunContext(st.entropy.seed, st.steps, st.clock.now, st.replay, st.trace.hash)
+        return RunContext(
+            st.entropy.seed, st.steps, st.clock.now, st.replay, st.trace.hash, current_node()
+        )
 
     # -- running ------------------------------------------------------------
 
@@ -649,6 +654,7 @@ class SeedbedLoop(TaskWatch):
         if self._st.failure is None:
             self._st.failure = self._fail(failure)
             self._st.halt = True
+            self._echoes.failed(failure)
         require(self._st.halt, "a failed run halts", failure=self._st.failure)
 
     # -- callbacks and timers -----------------------------------------------

@@ -28,7 +28,7 @@ from seedbed._core.version import VERSION
 from seedbed.aio._digest import result_digest, short_repr
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
+from seedbed.errors import Nondeterminism, RunContext, UsageError, attach_context
 
 Main = Callable[[], Any]
 _TEARDOWN_STEPS = 100_000  # how long cancelled leftovers get to finish
@@ -96,13 +96,7 @@ def abandon_pending(loop: SeedbedLoop) -> None:
 
 def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
     """Make sure the error leaving a run carries its seed and replay command."""
-    if isinstance(exc, SimulationFailure):
-        if exc.context is None:
-            exc.context = loop.run_context()
-        return
-    notes = getattr(exc, "__notes__", [])
-    if not any(note.startswith("  seed=") for note in notes):
-        exc.add_note(loop.run_context().describe())
+    attach_context(exc, loop.run_context())
 
 
 @dataclass(frozen=True)
@@ -144,6 +138,7 @@ def execute(
         raise
     except BaseException as exc:
         failure = exc
+        loop.note_failure(exc)
         _annotate(exc, loop)
         if task.done() and not task.cancelled():
             task.exception()  # raised to the caller: retrieved, so not logged at GC time

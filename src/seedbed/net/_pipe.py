@@ -297,6 +297,7 @@ class Pipe:
         link = self.link
         require(link.state != OPEN and self.timer is None, "traffic waits only at a closed link")
         self.stalled = True
+        link.stalled += 1  # bytes waiting at a closed link: a fault the program feels
         link.waiting.append(self._resume)
         if link.state == DROPPED and self.reset_timer is None:
             fabric = self.fabric

@@ -47,10 +47,18 @@ from seedbed.errors import (
 )
 from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
-from seedbed.faults._profile import FaultProfile, draw_swarm
+from seedbed.faults._profile import FaultProfile
+from seedbed.faults._swarm import Swarm, parse_faults
 from seedbed.net import NetworkConfig
 from seedbed.scenario._oracles import Oracles, location_of, name_of
-from seedbed.scenario._report import LAST_EVENTS, FailureReport, describe_events, user_location
+from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
+from seedbed.scenario._story import (
+    EventTap,
+    describe_tail,
+    hushed,
+    record_entries,
+    subjects_of,
+)
 from seedbed.world import Simulation
 from seedbed.world._params import Params
 
@@ -83,7 +91,7 @@ class Scenario:
         self,
         name: str,
         setup: Callable[[Simulation], Any],
-        faults: FaultProfile | str | None = None,
+        faults: FaultProfile | Swarm | str | None = None,
         duration: float = 30.0,
         invariants: Sequence[Callable[[], Any]] = (),
         liveness: Sequence[Callable[[], Any]] = (),
@@ -98,9 +106,10 @@ class Scenario:
             raise UsageError(
                 f"Scenario.setup must be a function taking the Simulation, got {setup!r}"
             )
-        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile)):
+        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile | Swarm)):
             raise UsageError(
-                f'Scenario.faults must be None, a FaultProfile or "swarm", got {faults!r}'
+                f'Scenario.faults must be None, a FaultProfile, "swarm" or seedbed.swarm(...), '
+                f"got {faults!r}"
             )
         check_seconds("Scenario", "duration", duration, allow_zero=False)
         check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
@@ -182,23 +191,26 @@ class Scenario:
             return None, run.failure(exc, last_events)
 
     def replay_events(
-        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = LAST_EVENTS
+        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = ALL_EVENTS
     ) -> list[str]:
-        """The last `keep` trace events of this seed's run, re-run to collect them.
+        """The last `keep` trace events of this seed's run, re-run to collect them."""
+        return describe_tail(self.replay_tap(seed, overrides).tail, keep, draws=True)
 
-        A run keeps no events (that would slow every passing seed), so a failure
-        runs its seed once more, keeping only the last `keep`.
-        """
-        # Time jumps are most of a trace and describe_events folds them into
-        # stamps, so keep enough raw events to show `keep` others.
-        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep * 8)
-        try:
-            run.go()
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:
-            pass
-        return describe_events(run.events(), keep)
+    def replay_tap(self, seed: int, overrides: dict[str, Any] | None = None) -> EventTap:
+        """This seed's run once more, its events tapped: the tail and the world
+        events a report tells. A run keeps no events (that would slow every
+        passing seed), so a failure runs its seed a second time to tell its story."""
+        run = _Run(self, seed, None, "", overrides or {})
+        tap = EventTap(nemesis=run.pressure is not None)
+        run.tap(tap)
+        with hushed():
+            try:
+                run.go()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:
+                pass
+        return tap
 
 
 # Swarm's clock resolutions: the default's 1 ms, Linux's coarse monotonic
@@ -273,37 +285,41 @@ class _Run:
         trace: str | Path | None,
         replay: str,
         overrides: dict[str, Any],
-        keep_events: int = 0,
+        tap: EventTap | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
         self.overrides = overrides
         self.running = False  # set once the world's phases start
+        self.pressure = _pressure(scenario.faults, overrides.get("faults"))
+        self.swarm = self.pressure if isinstance(self.pressure, Swarm) else None
         self.profile = self._profile(seed)
         self.sim = self._make_world(seed, trace)
         self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
-        if keep_events:
-            from collections import deque
-
-            trace_object = self.sim.loop.trace
-            trace_object.events = deque(maxlen=keep_events)  # type: ignore[assignment]
-            trace_object.quiet = False
+        if tap is not None:
+            self.tap(tap)
         self.oracles = Oracles(
             self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
         )
 
+    def tap(self, tap: EventTap) -> None:
+        """Keep the run's events in `tap` (a report's second run)."""
+        trace_object = self.sim.loop.trace
+        trace_object.events = tap  # type: ignore[assignment]
+        trace_object.quiet = False
+
     def _profile(self, seed: int) -> FaultProfile | None:
-        faults = self.scenario.faults
-        if faults == "swarm":  # its own streams, independent of the run's draws
-            return draw_swarm(Entropy(seed, Trace()))
-        return faults if isinstance(faults, FaultProfile) else None
+        if self.swarm is not None:  # its own streams, independent of the run's draws
+            return self.swarm.draw(Entropy(seed, Trace()))
+        return self.pressure if isinstance(self.pressure, FaultProfile) else None
 
     def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:
         options = {**self.scenario.world_options, **self.overrides}
+        options.pop("faults", None)  # the run's pressure (`--faults`), not a world option
         swarm_loop: dict[str, Any] = {}
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             swarm_loop = _swarm_loop(seed, options)
             if options.get("network") is None:  # the user's network is kept as given
                 swarm_loop["network"] = _swarm_network(seed)
@@ -333,7 +349,7 @@ class _Run:
         # The profile as hashed since `traced` was added ("null": no profile).
         traced = json.dumps(profile.traced(), sort_keys=True) if profile is not None else "null"
         sim.loop.trace.emit("scenario", self.scenario.name, traced)
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:
             hooks_of(sim.loop).configure(
@@ -417,15 +433,21 @@ class _Run:
     def _faults(self) -> dict[str, dict[str, int]]:
         return dict(self.nemesis.counts) if self.nemesis is not None else {}
 
-    def events(self) -> list[Any]:
-        return list(self.sim.loop.trace.events or [])
-
     def failure(self, exc: BaseException, last_events: bool = True) -> SimulationFailure:
-        """The run's failure as a `SimulationFailure` with its report."""
+        """The run's failure as a `SimulationFailure` with its report (its story
+        and last events from a second run of the seed, unless `last_events` is
+        off: the faults' records still tell theirs)."""
         error = _as_failure(exc)
         if error.context is None:
-            error.context = self.sim.loop.run_context()
+            error.context = self.sim.run_context()
         context = error.context
+        names = tuple(node.name for node in self.sim.nodes.all())
+        story = record_entries(self.nemesis.records() if self.nemesis is not None else [])
+        tail: list[str] = []
+        if last_events:
+            tap = self.scenario.replay_tap(self.seed, self._budgets())
+            story = sorted([*story, *tap.entries()], key=lambda entry: entry["t"])
+            tail = describe_tail(tap.tail, ALL_EVENTS, draws=True)
         error.report = FailureReport(
             scenario=self.scenario.name,
             seed=self.seed,
@@ -436,13 +458,23 @@ class _Run:
             faults=self._faults(),
             assertions=self._assertions(),
             location=user_location(error),
-            last_events=(
-                self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
-            ),
+            last_events=tail,
             replay=self.replay,
-            names=tuple(node.name for node in self.sim.nodes.all()),
+            names=names,
+            node=context.node,
+            story=story,
+            subjects=subjects_of(error.message, context.node, names),
         )
         return error
+
+
+def _pressure(faults: Any, spec: str | None) -> FaultProfile | Swarm | None:
+    """The faults a run is under: `--faults` (a spec) if given, else the scenario's."""
+    if spec is not None:
+        return parse_faults(spec)
+    if faults == "swarm":
+        return Swarm()
+    return faults if isinstance(faults, FaultProfile | Swarm) else None
 
 
 def _as_failure(exc: BaseException) -> SimulationFailure:

@@ -48,11 +48,16 @@ from seedbed.aio.runner import (
     trace_header,
     write_run_trace,
 )
-from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
+from seedbed.errors import (
+    Nondeterminism,
+    RunContext,
+    UsageError,
+    attach_context,
+)
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
 from seedbed.fs._image import restore
 from seedbed.net import NetworkConfig, SimNetwork
-from seedbed.net._links import LinkState
+from seedbed.net._links import LinkState, LinkTraffic
 from seedbed.world import _disks
 from seedbed.world._clocks import ClockConfig, draw_clock, jump, skew, wall_ns
 from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
@@ -105,6 +110,7 @@ class Simulation:
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
+        self._failed_node: str | None = None  # the node whose main raised the run's failure
         self._overtaken: list[asyncio.Future[Any]] = []  # work a failure won the race against
         self._started = False
         self._finished = False
@@ -237,6 +243,11 @@ class Simulation:
         """Take back node `name`'s armed operation crash; True if it had fired."""
         return self._disarm(self._nodes.get(name))
 
+    def operation_fired(self, name: str) -> bool:
+        """Whether node `name`'s armed operation crash has fired (False if none is armed)."""
+        watch = self._armed.get(name)
+        return watch is not None and watch.fired
+
     def _disarm(self, node: Node) -> bool:
         watch = self._armed.pop(node.name, None)
         if watch is None:
@@ -350,6 +361,13 @@ class Simulation:
         """
         return self._network.links()
 
+    def traffic(self, src: str, dst: str) -> LinkTraffic:
+        """What faults did to the traffic of link src -> dst so far: datagrams a
+        partition dropped, a hold held or the network lost or duplicated, streams
+        stalled and connects blocked at it (`LinkTraffic`). Counting changes
+        nothing in the run; asking creates no link and draws nothing."""
+        return self._network.traffic(src, dst)
+
     def jump_clock(self, name: str, seconds: float) -> bool:
         """Move node `name`'s wall clock by `seconds` (either way); False if it is not running.
 
@@ -371,6 +389,12 @@ class Simulation:
             return False
         jump(node.ref, int(seconds * 1e9))
         return True
+
+    def wall_clock_reads(self, name: str) -> int:
+        """How many times node `name` has read its wall clock (`time.time()`,
+        `datetime.now()`), over all its incarnations: 0 before it starts."""
+        ref = self._nodes.get(name).ref
+        return ref.wall_reads if ref is not None else 0
 
     def skew_clock(self, name: str, drift: float, step: float = 0.0) -> bool:
         """Give node `name`'s wall clock the rate error `drift` from now on (2e-4 is
@@ -446,6 +470,11 @@ class Simulation:
         it was not degraded)."""
         node = self._nodes.get(name)
         return self._disk_faults.restore(name, node.disk)
+
+    def disk_faults(self, name: str) -> dict[str, int]:
+        """The faults node `name`'s disk injected so far, by kind (`seedbed.fs.FAULT_KINDS`:
+        read and write errors, corrupted reads, misdirected and torn writes...)."""
+        return dict(self._nodes.get(name).disk.fault_counts)
 
     def _pattern_nodes(self, among: list[str] | None) -> list[str]:
         if among is not None:
@@ -600,12 +629,7 @@ class Simulation:
             raise
 
     def _annotate(self, exc: BaseException) -> None:
-        context = self._loop.run_context()
-        if isinstance(exc, SimulationFailure):
-            if exc.context is None:
-                exc.context = context
-        elif not any(n.startswith("  seed=") for n in getattr(exc, "__notes__", [])):
-            exc.add_note(context.describe())
+        attach_context(exc, self.run_context())
 
     async def _driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """The run's own task: the driver's coroutine is made only once this runs.
@@ -661,6 +685,8 @@ class Simulation:
         if task.cancelled():
             self._fail(UsageError(f"node {node.name!r}: its main task was cancelled"))
         elif task.exception() is not None:
+            if not self._failed.done():
+                self._failed_node = node.name
             self._fail(task.exception())
         elif node.kind == CLIENT and not node.result.done():
             node.result.set_result(task.result())
@@ -683,6 +709,8 @@ class Simulation:
         abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
         if self._failed.done() and not self._failed.cancelled():
             failure = self._failed.exception()  # reported through the run, not at GC time
+            if failure is not None:
+                self._loop.note_failure(failure)
             for work in self._overtaken:  # a nested wait raised the same failure: not news
                 if work.done() and not work.cancelled() and work._exception is failure:
                     work.exception()
@@ -724,7 +752,12 @@ class Simulation:
         return self._nodes
 
     def run_context(self) -> RunContext:
-        return self._loop.run_context()
+        """Where the run is (seed, step, time, replay), naming the node whose main
+        raised the run's failure if one did."""
+        context = self._loop.run_context()
+        if context.node is None and self._failed_node is not None:
+            return dataclasses.replace(context, node=self._failed_node)
+        return context
 
 
 async def _run_main(main: Callable[[], Any], isolate: tuple[str, ...]) -> Any:

@@ -163,11 +163,26 @@ def _assertion_lines(summary: Summary) -> list[str]:
     lines = [f"assertions ({len(summary.assertions)}):"]
     for message, entry in sorted(summary.assertions.items()):
         where = f" at {entry['location']}" if entry.get("location") else ""
-        lines.append(
-            f"  {entry['kind']} {message!r}{where}: true in {entry['seeds_true']} of "
-            f"{summary.seeds} seeds ({entry['true']} of {entry['evaluated']} evaluations)"
-        )
+        lines.append(f"  {entry['kind']} {message!r}{where}: {_verdict(entry, summary.seeds)}")
     for message in summary.never_true:
         entry = summary.assertions[message]
         lines.append(f"  never true: {entry['kind']} {message!r}: no seed reached it")
     return lines
+
+
+def _verdict(entry: dict[str, Any], seeds: int) -> str:
+    """How a claim fared: an `always`, invariant or `unreachable` by the seeds that
+    broke it; a `sometimes`, `reachable` or liveness property by the seeds it held in."""
+    counts = f"({entry['true']} of {entry['evaluated']} evaluations true)"
+    kind = entry["kind"]
+    if kind in ("always", "invariant", "unreachable"):
+        broken = entry.get("seeds_broken", 0)
+        if not broken:
+            verb = "never reached" if kind == "unreachable" else "held"
+            return f"{verb} in all {seeds} seeds {counts}"
+        verb = "reached" if kind == "unreachable" else "broke"
+        return (f"{verb} in {broken} of {seeds} seeds (first: seed {entry['first_broken_seed']}) "
+                f"{counts}")  # fmt: skip
+    if not entry["evaluated"]:
+        return f"never evaluated in {seeds} seeds (declared in the code)"
+    return f"true in {entry['seeds_true']} of {seeds} seeds {counts}"

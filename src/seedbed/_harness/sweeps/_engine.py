@@ -28,6 +28,7 @@ import click
 from seedbed._core.version import VERSION as SEEDBED_VERSION
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
+from seedbed._harness.sweeps._declared import declared
 from seedbed._harness.sweeps._display import LiveProgress, summary_lines
 from seedbed._harness.sweeps._folder import claim, locked
 from seedbed._harness.sweeps._pool import WorkerPool
@@ -212,7 +213,7 @@ def _signals_ignored() -> Iterator[None]:
 
 def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int:
     records = [r for s, r in read_results(spec.results_path).seeds.items() if s in spec.seeds]
-    summary = summarize(records)
+    summary = summarize(records, declared(spec.target))
     lines = _headline(spec, summary, progress, stopped)
     lines += summary_lines(summary, traceback=spec.traceback)
     if spec.require_sometimes and summary.never_true:
