@@ -173,6 +173,13 @@ class _Builder:
         pos = self._point(lane, "crash", f"{event[1]} crashed (incarnation {event[2]})")
         self._open(lane, "crash", "down", pos)
 
+    def _e_stop(self, event: Event, text: str) -> None:
+        self._point(self.lane(event[1]), "stop", f"{event[1]} stopped (incarnation {event[2]})")
+
+    def _e_upgrade(self, event: Event, text: str) -> None:
+        name, version, how = event[1], event[2], event[3] if len(event) > 3 else ""
+        self._point(self.lane(name), "upgrade", f"{name} to the {version} version ({how})")
+
     def _e_net_link(self, event: Event, text: str) -> None:
         src, dst, state = self.lane(event[1]), self.lane(event[2]), str(event[3])
         pos = self._point(src, "net.link", f"link {event[1]} -> {event[2]}: {state}")

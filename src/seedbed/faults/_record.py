@@ -87,6 +87,7 @@ _WORDS = {
 _FLAGS = {
     "paused while running": "the node stayed up through it",
     "crashed at the operation": "crashed there",
+    "restarted on that version": "the node started again on it",
 }
 
 

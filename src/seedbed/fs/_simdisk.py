@@ -220,6 +220,11 @@ class SimDisk:
         await self._io("fsync_dir", join(parts))
         self._model.fsync_dir(parts)
 
+    def sync(self) -> None:
+        """Everything written is durable, names and data (`sync()`, or the kernel
+        writing its cache back as a process stops while the machine stays up)."""
+        self._model.sync_all()
+
     @property
     def model(self) -> DiskModel:
         """The namespace and contents, for the Python file API's door (`_posix`), which

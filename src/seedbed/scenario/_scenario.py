@@ -13,6 +13,11 @@ One run of a scenario under a seed:
    restarted), then every predicate must hold within `liveness_timeout`
    virtual seconds, else `LivenessFailure` naming those still false.
 
+With `upgrades={"node": new_main, ...}` (or a function of the world that
+returns such a dict) the fault phase also runs a rolling upgrade of those
+nodes, new code on their old disks, and the liveness phase (or the end of
+the fault phase, without one) finishes it (`seedbed.faults._upgrades`).
+
 Invariants are checked continuously (see `_oracles`). A run is bounded by a
 budget: virtual time (the phases plus a margin) and steps (`max_steps`), so a
 livelocked world ends in `BudgetExceeded`, never a hang.
@@ -49,6 +54,7 @@ from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
 from seedbed.faults._profile import FaultProfile
 from seedbed.faults._swarm import Swarm, parse_faults
+from seedbed.faults._upgrades import RollingUpgrade
 from seedbed.net import NetworkConfig
 from seedbed.scenario._oracles import Oracles, location_of, name_of
 from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
@@ -98,6 +104,7 @@ class Scenario:
         liveness_timeout: float = 30.0,
         *,
         invariant_interval: int = 1,
+        upgrades: Upgrades | None = None,
         **world_options: Any,
     ) -> None:
         if not isinstance(name, str) or not name:
@@ -134,6 +141,7 @@ class Scenario:
         self.liveness_timeout = float(liveness_timeout)
         self.invariant_interval = invariant_interval
         self.world_options = world_options
+        self.upgrades = _check_upgrades(upgrades)
         self._module = sys._getframe(1).f_globals.get("__name__")  # to name it in replays
         self.target: str | None = None  # set by whoever resolved it by name (the CLI)
 
@@ -298,6 +306,7 @@ class _Run:
         self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
+        self.upgrades: RollingUpgrade | None = None
         if tap is not None:
             self.tap(tap)
         self.oracles = Oracles(
@@ -365,6 +374,7 @@ class _Run:
             sim.loop.driver.after_node_step = self.oracles
         if self.profile is not None:
             self.nemesis = Nemesis(sim, self.profile, sim.loop.entropy.stream("nemesis"))
+        self.upgrades = self._rolling_upgrade()
         result = sim.run_driven(self._phases)
         return ScenarioResult(
             seed=self.seed,
@@ -379,6 +389,21 @@ class _Run:
             params=dict(sim.params.drawn),
         )
 
+    def _rolling_upgrade(self) -> RollingUpgrade | None:
+        upgrades = self.scenario.upgrades
+        if upgrades is None:
+            return None
+        mains = upgrades(self.sim) if not isinstance(upgrades, dict) else upgrades
+        _check_upgrade_mains(mains)
+        missing = sorted(set(mains) - set(self.sim.nodes.names()))
+        if missing:
+            raise UsageError(
+                f"Scenario.upgrades names node {missing[0]!r}, which setup did not add "
+                f"(nodes: {', '.join(self.sim.nodes.names()) or 'none'})"
+            )
+        stream = self.sim.loop.entropy.stream("upgrades")
+        return RollingUpgrade(self.sim, mains, stream, self.scenario.duration)
+
     async def _phases(self) -> dict[str, Any]:
         self.running = True
         sim, scenario = self.sim, self.scenario
@@ -386,6 +411,8 @@ class _Run:
         self.oracles.check_invariants()  # the world as setup built it
         if self.nemesis is not None:
             self.nemesis.start()
+        if self.upgrades is not None:
+            self.upgrades.start()
         # A shrinker replaying choices may end the fault phase sooner (see `choices.setting`).
         duration = choices.setting("scenario", "fault phase seconds", scenario.duration)
         if clients:
@@ -395,6 +422,8 @@ class _Run:
         choices.phase_ended(sim.loop.time())
         if scenario.liveness:
             await self._liveness_phase()
+        elif self.upgrades is not None:
+            self.upgrades.finish()
         return {node.name: node.result.result() for node in clients if node.result.done()}
 
     async def _liveness_phase(self) -> None:
@@ -402,6 +431,8 @@ class _Run:
         sim.loop.trace.emit("scenario", "liveness phase")
         if self.nemesis is not None:
             self.nemesis.stop()
+        if self.upgrades is not None:
+            self.upgrades.finish()  # the rolling upgrade ends all new, at the latest now
         # In-code faults stop too (FoundationDB's rule): a buggify site that
         # keeps pausing leaders would fail liveness by design, not by a bug.
         hooks_of(sim.loop).configure(buggify=False, failpoint_probability=0.0)
@@ -431,7 +462,16 @@ class _Run:
         return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
-        return dict(self.nemesis.counts) if self.nemesis is not None else {}
+        counts = dict(self.nemesis.counts) if self.nemesis is not None else {}
+        if self.upgrades is not None:
+            counts["upgrade"] = self.upgrades.counts
+        return counts
+
+    def _records(self) -> list[dict[str, Any]]:
+        records = self.nemesis.records() if self.nemesis is not None else []
+        if self.upgrades is not None:
+            records += [record.as_dict() for record in self.upgrades.records]
+        return sorted(records, key=lambda record: record["start"])
 
     def failure(self, exc: BaseException, last_events: bool = True) -> SimulationFailure:
         """The run's failure as a `SimulationFailure` with its report (its story
@@ -442,7 +482,7 @@ class _Run:
             error.context = self.sim.run_context()
         context = error.context
         names = tuple(node.name for node in self.sim.nodes.all())
-        story = record_entries(self.nemesis.records() if self.nemesis is not None else [])
+        story = record_entries(self._records())
         tail: list[str] = []
         if last_events:
             tap = self.scenario.replay_tap(self.seed, self._budgets())
@@ -466,6 +506,28 @@ class _Run:
             subjects=subjects_of(error.message, context.node, names),
         )
         return error
+
+
+Upgrades = dict[str, Callable[[], Any]] | Callable[[Simulation], dict[str, Callable[[], Any]]]
+
+
+def _check_upgrades(upgrades: Any) -> Any:
+    """`upgrades=`: None, a dict of node name -> new main, or a function of the world
+    that returns one (for mains made per run)."""
+    if upgrades is None or (callable(upgrades) and not isinstance(upgrades, dict)):
+        return upgrades
+    _check_upgrade_mains(upgrades)
+    return dict(upgrades)
+
+
+def _check_upgrade_mains(upgrades: Any) -> None:
+    if not isinstance(upgrades, dict) or not all(
+        isinstance(name, str) and callable(main) for name, main in upgrades.items()
+    ):
+        raise UsageError(
+            "Scenario.upgrades takes {node name: new main} (or a function of the world "
+            f"returning one), got {upgrades!r:.80}"
+        )
 
 
 def _pressure(faults: Any, spec: str | None) -> FaultProfile | Swarm | None:

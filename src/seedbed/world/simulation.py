@@ -203,6 +203,30 @@ class Simulation:
         self._start(node)
         return True
 
+    def stop(self, name: str) -> bool:
+        """Stop a node's process while its machine stays up (a deploy's stop, a kill):
+        what it wrote reaches the disk (the kernel writes its page cache back, and
+        nothing is torn), what sat in its own buffers does not, and it runs nothing
+        more. False if it was not running. `restart` starts it again."""
+        node = self._nodes.get(name)
+        if not node.up:
+            return False
+        if node.disk is not None:
+            node.disk.sync()
+        self._driver.emit("stop", name, node.incarnation)
+        return self.crash(name)  # with nothing unsynced, the crash loses nothing on disk
+
+    def set_main(self, name: str, main: Callable[[], Any]) -> Callable[[], Any]:
+        """Give node `name` another main from its next start on: new code on the same
+        disk (an upgrade, a rollback). Returns the main it had. The running
+        incarnation, if any, runs on: stop or crash it, then restart it."""
+        if not callable(main):
+            raise UsageError(f"set_main() needs an async callable main, got {main!r:.60}")
+        node = self._nodes.get(name)
+        previous, node.main = node.main, main
+        self._driver.emit("main", name, getattr(main, "__qualname__", type(main).__qualname__))
+        return previous
+
     def crash_at_operation(
         self, name: str, operation: str, *, after: bool = True, count: int = 1
     ) -> bool:
