@@ -1,10 +1,26 @@
 """The trace: what happened in a run, folded into a running hash as it happens.
 
 Events are short tuples `(kind, field, ...)` of strings, ints and floats:
-`("time", 1500000000)` when virtual time jumps to a timer, `("draw", stream,
-reason, value)` for every entropy draw, `("task", number, name)` when a task
-starts. The hash is an FNV-style fold of 64-bit words; strings fold through a
-blake2b digest, so the hash never depends on `PYTHONHASHSEED`.
+`("time", 1500000000, 212)` when virtual time jumps to a timer (at step 212),
+`("draw", stream, reason, value)` for every entropy draw, `("task", number,
+name)` when a task starts, `("deliver", sender, receiver, size, crc)` when
+bytes reach a receiver. The hash is an FNV-style fold of 64-bit words;
+strings fold through a blake2b digest, so the hash never depends on
+`PYTHONHASHSEED`.
+
+An equal hash is an equal run, so the hash covers where each event happened
+and how the run ended, not only what happened:
+
+- Position. A trace bound to a loop (`bind`) folds an `("at", step, time_ns)`
+  marker before any event whose step or virtual time differs from the last
+  event's: two runs that make the same draws at different steps (one more
+  callback in one CPython's `wait_for`) hash differently, at the cost of one
+  comparison per event that stays where the last one was.
+- Payloads. Every delivery folds its size and a CRC-32 of its bytes: a digest,
+  never a copy, so a run whose C code drew its own entropy (a TLS key share)
+  shows it in the hash.
+- The ending. `seal` folds the step count, the end time and a digest of the
+  outcome (the returned value, or the failure's identity) once, at the end.
 
 A trace can also keep its events (to write them out) or check each one
 against a recorded list, raising `Nondeterminism` at the first that differs.
@@ -22,9 +38,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Protocol
 
+from seedbed._core.clock import VirtualClock
 from seedbed._core.contract import require
 from seedbed.errors import Nondeterminism
 
@@ -72,6 +91,20 @@ def _word(field: Field) -> int:
 
 
 _DRAW_WORD = _string_word("draw") ^ _STRING_TAG
+_AT_WORD = _string_word("at") ^ _STRING_TAG
+_DELIVER_WORD = _string_word("deliver") ^ _STRING_TAG
+_SEAL_WORD = _string_word("seal") ^ _STRING_TAG
+_crc32 = zlib.crc32
+
+
+class Position(Protocol):
+    """Where a run is: what a trace reads to place its events (a loop's state)."""
+
+    @property
+    def steps(self) -> int: ...
+
+    @property
+    def clock(self) -> VirtualClock: ...
 
 
 def word_of(field: Field) -> int:
@@ -81,7 +114,15 @@ def word_of(field: Field) -> int:
 
 def describe_event(event: Sequence[Field]) -> str:
     """A one-line rendering for error messages."""
+    if len(event) == 3 and event[0] == "at" and isinstance(event[2], int):
+        return f"at step {event[1]}, t={event[2] / 1e9:.9f}s"
     return " ".join(str(field) for field in event)
+
+
+def payload_digest(data: bytes | bytearray | memoryview) -> int:
+    """The digest a delivery folds: a CRC-32 of its bytes (cheap, and any
+    difference in content shows; the size is folded beside it)."""
+    return _crc32(data)
 
 
 # The open `recording()` blocks, innermost last, each with the traces made in it.
@@ -109,7 +150,8 @@ class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
     __slots__ = (
-        "_expected", "count", "divergence", "events", "notes", "on_divergence", "quiet", "word",
+        "_expected", "at", "count", "divergence", "events", "notes", "now", "on_divergence",
+        "quiet", "sealed", "step", "word",
     )  # fmt: skip
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
@@ -130,9 +172,35 @@ class Trace:
         self.on_divergence: Callable[[Nondeterminism], None] | None = None
         # Where annotations go (a trace file's writer), or None: see the module doc.
         self.notes: Callable[..., None] | None = None
+        # The run's position (a loop's state, see `bind`) and the last one folded.
+        self.at: Position | None = None
+        self.step = 0
+        self.now = 0
+        self.sealed = False
+
+    def bind(self, at: Position) -> None:
+        """Place every later event at `at`'s step and virtual time (see the module doc)."""
+        self.at = at
+        self.step = at.steps
+        self.now = at.clock.now
+
+    def _move(self, step: int, now: int) -> None:
+        """The run moved since the last event: fold an `("at", step, now)` marker."""
+        self.step = step
+        self.now = now
+        h = ((self.word ^ _AT_WORD) * PRIME) & MASK
+        h = ((h ^ step) * PRIME) & MASK
+        self.word = ((h ^ now) * PRIME) & MASK
+        if self.quiet:
+            self.count += 1
+        else:
+            self._after(("at", step, now))
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""
+        at = self.at
+        if at is not None and (at.steps != self.step or at.clock.now != self.now):
+            self._move(at.steps, at.clock.now)
         h = self.word
         for field in event:
             h = ((h ^ _word(field)) * PRIME) & MASK
@@ -144,6 +212,9 @@ class Trace:
 
         `stream_word` is `word_of(stream)`, computed once by the stream.
         """
+        at = self.at
+        if at is not None and (at.steps != self.step or at.clock.now != self.now):
+            self._move(at.steps, at.clock.now)
         h = ((self.word ^ _DRAW_WORD) * PRIME) & MASK
         h = ((h ^ stream_word) * PRIME) & MASK
         reason_word = _string_words.get(reason)  # `_string_word`, inlined for the usual hit
@@ -160,17 +231,60 @@ class Trace:
         else:
             self._after(("draw", stream, reason, value))
 
-    def time(self, now_ns: int) -> None:
-        """Virtual time jumped to `now_ns` (the most frequent event).
+    def time(self, now_ns: int, steps: int) -> None:
+        """Virtual time jumped to `now_ns` after `steps` callbacks (the most
+        frequent event): it places the events after it, so no marker follows.
 
-        Folded as one word with no kind tag. The loop repeats this fold inline
+        Folded as two words with no kind tag. The loop repeats this fold inline
         when `quiet`; the two must stay identical.
         """
-        self.word = ((self.word ^ now_ns) * PRIME) & MASK
+        self.word = ((((self.word ^ now_ns) * PRIME) & MASK ^ steps) * PRIME) & MASK
+        self.now = now_ns
+        self.step = steps
         if self.quiet:
             self.count += 1
         else:
-            self._after(("time", now_ns))
+            self._after(("time", now_ns, steps))
+
+    def deliver(self, sender: str, receiver: str, data: bytes) -> None:
+        """Bytes reached `receiver`: `emit("deliver", sender, receiver, size, crc)`,
+        folded without building the event when nothing keeps it."""
+        at = self.at
+        if at is not None and (at.steps != self.step or at.clock.now != self.now):
+            self._move(at.steps, at.clock.now)
+        size = len(data)
+        crc = _crc32(data)
+        words = _string_words
+        sender_word = words.get(sender)
+        if sender_word is None:
+            sender_word = _string_word(sender)
+        receiver_word = words.get(receiver)
+        if receiver_word is None:
+            receiver_word = _string_word(receiver)
+        h = ((self.word ^ _DELIVER_WORD) * PRIME) & MASK
+        h = ((h ^ sender_word ^ _STRING_TAG) * PRIME) & MASK
+        h = ((h ^ receiver_word ^ _STRING_TAG) * PRIME) & MASK
+        h = ((h ^ size) * PRIME) & MASK
+        self.word = ((h ^ crc) * PRIME) & MASK
+        if self.quiet:
+            self.count += 1
+        else:
+            self._after(("deliver", sender, receiver, size, crc))
+
+    def seal(self, steps: int, now_ns: int, outcome: int) -> None:
+        """Fold how the run ended: its step count, end time and outcome digest.
+
+        `outcome` is a 64-bit digest of the value or the failure (the caller's:
+        this layer knows no results). Not an event (a recorded trace's end line
+        holds the same facts, which a replay compares); once per trace, so a
+        hash read after it is final.
+        """
+        require(not self.sealed, "a trace is sealed once, when its run ends")
+        self.sealed = True
+        h = ((self.word ^ _SEAL_WORD) * PRIME) & MASK
+        h = ((h ^ steps) * PRIME) & MASK
+        h = ((h ^ now_ns) * PRIME) & MASK
+        self.word = ((h ^ (outcome & MASK)) * PRIME) & MASK
 
     def _after(self, event: Event) -> None:
         index = self.count

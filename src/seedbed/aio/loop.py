@@ -432,12 +432,14 @@ class SeedbedLoop(TaskWatch):
                 if now <= clock.now:
                     broken("the loop wakes only for a timer in the future", at=clock.now, to=now)
                 clock.now = now
-                st.last_sleep_step = st.steps
+                steps = st.last_sleep_step = st.steps
                 if trace.quiet:  # Trace.time, inlined
-                    trace.word = ((trace.word ^ now) * PRIME) & MASK
+                    trace.word = ((((trace.word ^ now) * PRIME) & MASK ^ steps) * PRIME) & MASK
+                    trace.now = now
+                    trace.step = steps
                     trace.count += 1
                 else:
-                    trace.time(now)
+                    trace.time(now, steps)
             elif not self._sleep_until_next_timer():
                 raise self._idle_forever()
 
@@ -599,7 +601,7 @@ class SeedbedLoop(TaskWatch):
             when += st.sched.below(int(jitter * _NS) + 1, "loop stall before waking for a timer")
         st.clock.advance_to(when)
         st.last_sleep_step = st.steps
-        st.trace.time(st.clock.now)
+        st.trace.time(st.clock.now, st.steps)
         return True
 
     def _resume_one_parked(self) -> None:

@@ -149,13 +149,16 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
     # -- arrivals and crashes ------------------------------------------------
 
-    def receive(self, payload: bytes, source: Address) -> None:
+    def receive(self, payload: bytes, source: Address, sender: str) -> None:
+        """A datagram from node `sender` (at `source`) reaches this endpoint."""
         if self.closing or (self.remote is not None and source != self.remote):
             return
         observer = self.ref.observer  # a fault waits for a receive (`world._operations`)
         if observer is not None and observer("receive", "before"):
             return
-        self.fabric.trace.emit("net.datagram", self.node, self.port, len(payload))
+        trace = self.fabric.trace
+        trace.emit("net.datagram", self.node, self.port, len(payload))
+        trace.deliver(sender, self.node, payload)  # a digest of the bytes, never a copy
         self.context.run(self._deliver, payload, source)
         if observer is not None:
             observer("receive", "after")
@@ -213,7 +216,7 @@ def _arrive(
             dst, port,
         ):  # fmt: skip
             broken("a datagram port is owned by a live, open endpoint bound there", end=endpoint)
-        endpoint.receive(payload, source)
+        endpoint.receive(payload, source, link.src)
 
 
 def _redeliver(

@@ -100,14 +100,17 @@ def describe_faults(faults: dict[str, dict[str, int]]) -> str:
 
 def describe_events(events: Iterable[Sequence[Field]], keep: int = LAST_EVENTS) -> list[str]:
     """The last `keep` trace events in words, each stamped with its virtual time:
-    't=1.500000s draw net: latency n1->n2 = 0.002'. Time jumps are not events a
-    reader needs on their own line: they stamp the events that follow them."""
+    't=1.500000s draw net: latency n1->n2 = 0.002'. Time jumps and position
+    markers are not events a reader needs on their own line: they stamp the
+    events that follow them."""
     lines: list[str] = []
     now = ""
     for event in events:
         kind = event[0] if event else ""
-        if kind == "time" and len(event) == 2 and isinstance(event[1], int):
+        if kind == "time" and len(event) in (2, 3) and isinstance(event[1], int):
             now = f"t={event[1] / 1e9:.6f}s "
+        elif kind == "at" and len(event) == 3 and isinstance(event[2], int):
+            now = f"t={event[2] / 1e9:.6f}s "
         elif kind == "draw" and len(event) == 4:
             lines.append(f"{now}draw {event[1]}: {event[2]} = {event[3]}")
         else:

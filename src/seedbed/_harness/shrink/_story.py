@@ -34,8 +34,10 @@ def fault_lines(events: Iterable[Sequence[Any]]) -> list[str]:
     for event in events:
         kind = event[0] if event else None
         said = None
-        if kind == "time" and len(event) == 2:
+        if kind == "time" and len(event) in (2, 3):
             now = int(event[1])
+        elif kind == "at" and len(event) == 3:
+            now = int(event[2])
         elif kind == "crash" and len(event) >= 2:
             crashed.add(str(event[1]))
             said = f"crash {event[1]}"
@@ -65,8 +67,11 @@ def last_lines(events: Sequence[Sequence[Any]], keep: int = LAST) -> list[str]:
     now = 0
     timed = []
     for event in events:
-        if event and event[0] == "time" and len(event) == 2:
+        if event and event[0] == "time" and len(event) in (2, 3):
             now = int(event[1])
+            continue
+        if event and event[0] == "at" and len(event) == 3:
+            now = int(event[2])
             continue
         timed.append((now, event))
     shown = timed[-keep:]
