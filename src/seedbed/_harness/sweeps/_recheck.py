@@ -30,7 +30,8 @@ COMPARED = ("status", "trace_hash", "result_digest", "bucket", "steps", "virtual
 RECHECKED = ("pass", "fail")  # crashes and timeouts have no run to compare
 
 
-def _chosen(seed: int, share: int) -> bool:
+def chosen_by_number(seed: int, share: int) -> bool:
+    """Whether `seed` is one of the 1 in `share` seeds rechecked (by its digest)."""
     digest = hashlib.blake2b(seed.to_bytes(8, "little"), digest_size=8).digest()
     return int.from_bytes(digest, "little") % share == 0
 
@@ -40,7 +41,7 @@ def chosen_seeds(seeds: range, share: int) -> frozenset[int]:
     at least one (the first by that same digest order) unless `share` is 0."""
     if share <= 0 or not seeds:
         return frozenset()
-    chosen = frozenset(seed for seed in seeds if _chosen(seed, share))
+    chosen = frozenset(seed for seed in seeds if chosen_by_number(seed, share))
     return chosen or frozenset((seeds[0],))
 
 
