@@ -22,10 +22,10 @@ from seedbed._core.tracefile import header_digest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SEEDS = 60  # per program and process: 4 programs x 60 seeds x 3 processes = 720 runs
-SIMULATED = 2 * 8  # two worlds x their seeds (`_batch.SIMULATION_SEEDS`)
+SIMULATED = 3 * 8  # three worlds x their seeds (`_batch.SIMULATION_SEEDS`)
 # Worlds whose events differ by interpreter on purpose: aiohttp and the
 # program start eager tasks on 3.12+ only. Each must still agree with itself.
-PER_VERSION = ("aiohttp_eager_tasks/", "aiohttp_plain_loopback/")
+PER_VERSION = ("aiohttp_eager_tasks/", "aiohttp_plain_loopback/", "aiohttp_shared_lookup/")
 
 
 def _start(python: str, pad: int, hash_seed: str, seeds: int, traces: Path | None = None) -> Any:

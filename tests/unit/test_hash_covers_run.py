@@ -16,6 +16,7 @@ import seedbed
 from seedbed import Nondeterminism, UsageError
 from seedbed._core import Trace
 from seedbed._core.clock import VirtualClock
+from seedbed._core.trace import route_word
 from seedbed._core.tracefile import header_digest
 from seedbed.aio.runner import execute, make_config
 from seedbed.cli._group import cli
@@ -128,7 +129,7 @@ def test_markers_place_events_and_fold_the_same_kept_or_not() -> None:
         trace.emit("task", 1, "main")
         here.steps, here.clock.now = 2, 500
         trace.emit("draw", "net", "delay", 3)
-        trace.deliver("a", "b", b"hello")  # same place: no second marker
+        trace.deliver(route_word("a", "b"), "a", "b", b"hello")  # same place: no marker
         here.clock.now = 900
         trace.time(900, 2)
         trace.emit("task", 2, "x")  # placed by the time jump

@@ -119,10 +119,10 @@ def describe_event(event: Sequence[Field]) -> str:
     return " ".join(str(field) for field in event)
 
 
-def payload_digest(data: bytes | bytearray | memoryview) -> int:
-    """The digest a delivery folds: a CRC-32 of its bytes (cheap, and any
-    difference in content shows; the size is folded beside it)."""
-    return _crc32(data)
+def route_word(sender: str, receiver: str) -> int:
+    """The word a delivery from `sender` to `receiver` folds beside its digest
+    (see `Trace.deliver`): kept by the caller, once per connection."""
+    return (_string_word(sender) * 3 ^ _string_word(receiver) ^ _DELIVER_WORD) & MASK
 
 
 # The open `recording()` blocks, innermost last, each with the traces made in it.
@@ -185,12 +185,15 @@ class Trace:
         self.now = at.clock.now
 
     def _move(self, step: int, now: int) -> None:
-        """The run moved since the last event: fold an `("at", step, now)` marker."""
+        """The run moved since the last event: fold an `("at", step, now)` marker.
+
+        One word: the time, the step shifted over it and a tag (so a marker
+        never folds as a time jump), mixed by one multiply, the dear part of a
+        fold. `draw` and `deliver` repeat this fold inline: they must agree.
+        """
         self.step = step
         self.now = now
-        h = ((self.word ^ _AT_WORD) * PRIME) & MASK
-        h = ((h ^ step) * PRIME) & MASK
-        self.word = ((h ^ now) * PRIME) & MASK
+        self.word = ((self.word ^ now ^ step << 24 ^ _AT_WORD) * PRIME) & MASK
         if self.quiet:
             self.count += 1
         else:
@@ -212,10 +215,21 @@ class Trace:
 
         `stream_word` is `word_of(stream)`, computed once by the stream.
         """
+        h = self.word
         at = self.at
-        if at is not None and (at.steps != self.step or at.clock.now != self.now):
-            self._move(at.steps, at.clock.now)
-        h = ((self.word ^ _DRAW_WORD) * PRIME) & MASK
+        if at is not None:
+            step = at.steps
+            now = at.clock.now
+            if step != self.step or now != self.now:
+                if not self.quiet:
+                    self._move(step, now)
+                    h = self.word
+                else:  # `_move`, inlined
+                    h = ((h ^ now ^ step << 24 ^ _AT_WORD) * PRIME) & MASK
+                    self.step = step
+                    self.now = now
+                    self.count += 1
+        h = ((h ^ _DRAW_WORD) * PRIME) & MASK
         h = ((h ^ stream_word) * PRIME) & MASK
         reason_word = _string_words.get(reason)  # `_string_word`, inlined for the usual hit
         if reason_word is None:
@@ -235,10 +249,11 @@ class Trace:
         """Virtual time jumped to `now_ns` after `steps` callbacks (the most
         frequent event): it places the events after it, so no marker follows.
 
-        Folded as two words with no kind tag. The loop repeats this fold inline
-        when `quiet`; the two must stay identical.
+        Folded as one word with no kind tag (the time, the step shifted over
+        it). The loop repeats this fold inline when `quiet`; the two must stay
+        identical.
         """
-        self.word = ((((self.word ^ now_ns) * PRIME) & MASK ^ steps) * PRIME) & MASK
+        self.word = ((self.word ^ now_ns ^ steps << 24) * PRIME) & MASK
         self.now = now_ns
         self.step = steps
         if self.quiet:
@@ -246,26 +261,31 @@ class Trace:
         else:
             self._after(("time", now_ns, steps))
 
-    def deliver(self, sender: str, receiver: str, data: bytes) -> None:
-        """Bytes reached `receiver`: `emit("deliver", sender, receiver, size, crc)`,
-        folded without building the event when nothing keeps it."""
-        at = self.at
-        if at is not None and (at.steps != self.step or at.clock.now != self.now):
-            self._move(at.steps, at.clock.now)
+    def deliver(self, route: int, sender: str, receiver: str, data: bytes) -> None:
+        """Bytes reached `receiver`: the event `("deliver", sender, receiver, size,
+        crc)`, folded as one word (and its position marker's, inline: one of
+        each per message is the network's hot path).
+
+        `route` is `route_word(sender, receiver)`, which the caller keeps.
+        A marker and its delivery fold together, under one multiply: the
+        digest goes in rotated by a byte, so neither can stand in for the other.
+        """
         size = len(data)
         crc = _crc32(data)
-        words = _string_words
-        sender_word = words.get(sender)
-        if sender_word is None:
-            sender_word = _string_word(sender)
-        receiver_word = words.get(receiver)
-        if receiver_word is None:
-            receiver_word = _string_word(receiver)
-        h = ((self.word ^ _DELIVER_WORD) * PRIME) & MASK
-        h = ((h ^ sender_word ^ _STRING_TAG) * PRIME) & MASK
-        h = ((h ^ receiver_word ^ _STRING_TAG) * PRIME) & MASK
-        h = ((h ^ size) * PRIME) & MASK
-        self.word = ((h ^ crc) * PRIME) & MASK
+        word = (crc << 8 | size << 40) ^ route
+        at = self.at
+        if at is not None:
+            step = at.steps
+            now = at.clock.now
+            if step != self.step or now != self.now:
+                self.step = step
+                self.now = now
+                word ^= now ^ step << 24 ^ _AT_WORD
+                if self.quiet:
+                    self.count += 1
+                else:
+                    self._after(("at", step, now))
+        self.word = ((self.word ^ word) * PRIME) & MASK
         if self.quiet:
             self.count += 1
         else:

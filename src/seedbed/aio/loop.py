@@ -56,7 +56,7 @@ from seedbed.aio._explore import (
     reorder_task_steps,
     tick_ns,
 )
-from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._handles import SimFuture, SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._state import LoopConfig, LoopState
@@ -123,7 +123,11 @@ class SeedbedLoop(TaskWatch):
         self._host = RunHost(self)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
-        self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
+        # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
+        # set of them. (A subclass costs every await; 3.12+ keep exact futures.)
+        self._future_numbers = count(1)
+        future_type = SimFuture if sys.version_info < (3, 12) else asyncio.Future
+        self.create_future = functools.partial(future_type, loop=self)  # type: ignore[method-assign]
         self._break_step: int | None = None
         self._break_time: int | None = None
         self._real_step_limit = self._st.step_limit
@@ -434,7 +438,7 @@ class SeedbedLoop(TaskWatch):
                 clock.now = now
                 steps = st.last_sleep_step = st.steps
                 if trace.quiet:  # Trace.time, inlined
-                    trace.word = ((((trace.word ^ now) * PRIME) & MASK ^ steps) * PRIME) & MASK
+                    trace.word = ((trace.word ^ now ^ steps << 24) * PRIME) & MASK
                     trace.now = now
                     trace.step = steps
                     trace.count += 1

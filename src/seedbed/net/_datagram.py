@@ -24,6 +24,7 @@ from typing import Any
 
 from seedbed._core.contract import broken, require
 from seedbed._core.identity import NodeRef
+from seedbed._core.trace import route_word
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
 from seedbed.net._pipe import summary
@@ -158,7 +159,8 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             return
         trace = self.fabric.trace
         trace.emit("net.datagram", self.node, self.port, len(payload))
-        trace.deliver(sender, self.node, payload)  # a digest of the bytes, never a copy
+        # A digest of the bytes, never a copy.
+        trace.deliver(route_word(sender, self.node), sender, self.node, payload)
         self.context.run(self._deliver, payload, source)
         if observer is not None:
             observer("receive", "after")

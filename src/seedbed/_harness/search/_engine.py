@@ -108,8 +108,8 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
     state, store = search.state, search.store
     snapshot: list[Candidate] = []
     for line in store.lines:
-        if line.get("kind") in ("stop", "recheck"):
-            continue  # an earlier session's end or a rerun: its runs are the other lines
+        if line.get("kind") == "stop":
+            continue  # an earlier session's end: its runs are the lines before
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
@@ -205,7 +205,7 @@ def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Can
             break
     for plan, first in firsts:
         again = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
-        search.store.append(search.rechecks.compare(plan, first, again))
+        search.rechecks.compare(plan, first, again)
 
 
 def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
@@ -262,7 +262,7 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
 
     def rechecked(record: dict[str, Any]) -> None:
         plan = by_index[int(record["index"])]
-        search.store.append(search.rechecks.compare(plan, firsts.pop(plan.index), record))
+        search.rechecks.compare(plan, firsts.pop(plan.index), record)
 
     def flush() -> None:
         while waiting and waiting[0].index in answers:

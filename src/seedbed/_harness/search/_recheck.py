@@ -4,7 +4,8 @@ run again, in the same process, after other runs, and must come out the same.
 A run's fingerprint is what its result says of the run itself: status, the
 failure's identity, the step count and a digest of every choice it drew (a
 search has no trace hash; its choices are its draws). A difference is kept
-in the search's log as a `recheck` line and fails the search.
+in the search's summary and fails the search; the log (what a resumed search
+folds back in) stays the same with any `--jobs`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Rechecker:
         return plan.index == 0 or chosen_by_number(plan.seed, self.share)
 
     def compare(self, plan: Plan, first: Record, again: Record) -> Record:
-        """The log line of one recheck (kept in `lines`)."""
+        """One recheck's verdict (kept in `lines`, for the summary)."""
         changed = differences(fingerprint(first), fingerprint(again))
         line = {"kind": "recheck", "index": plan.index, "seed": plan.seed, "plan": plan.kind,
                 "same": not changed, "differences": changed}  # fmt: skip
