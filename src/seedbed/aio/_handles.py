@@ -121,7 +121,8 @@ class SimFuture(asyncio.Future[Any]):
             return self.number
         except AttributeError:
             loop: Any = self.get_loop()
-            number = self.number = next(loop._future_numbers)
+            number: int = next(loop._future_numbers)
+            self.number = number
             return number
 
 
