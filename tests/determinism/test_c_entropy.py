@@ -37,7 +37,7 @@ def test_two_processes_running_one_quic_seed_get_different_hashes() -> None:
     hashes = {
         subprocess.run(
             [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True
-        ).stdout.strip()  # fmt: skip
+        ).stdout.strip()
         for _ in range(2)
     }
     assert len(hashes) == 2
