@@ -51,11 +51,13 @@ def main() -> None:
                 rechecked += summary.get("rechecked", 0) if share else 0
     runs = args.rounds * args.seeds
     print(f"{args.target}, {args.seeds} seeds x {args.rounds} rounds, --jobs {args.jobs}:")
-    print(f"| recheck | CPU seconds | per seed |\n|---|---|---|")
+    print("| recheck | CPU seconds | per seed |\n|---|---|---|")
     for share, label in ((0, "--recheck 0"), (20, "default (1 in 20)")):
         print(f"| {label} | {totals[share]:.1f} | {1000 * totals[share] / runs:.1f} ms |")
-    print(f"rechecked {rechecked / args.rounds:.0f} seeds per sweep; "
-          f"CPU ratio {totals[20] / totals[0]:.3f} (+{100 * (totals[20] / totals[0] - 1):.1f}%)")
+    print(
+        f"rechecked {rechecked / args.rounds:.0f} seeds per sweep; "
+        f"CPU ratio {totals[20] / totals[0]:.3f} (+{100 * (totals[20] / totals[0] - 1):.1f}%)"
+    )
 
 
 if __name__ == "__main__":

@@ -18,3 +18,14 @@ async def leaky() -> int:
 async def clean() -> int:
     await asyncio.sleep(0.01)
     return 1
+
+
+async def dies_second_time() -> int:
+    """Kills its process the second time it runs in it."""
+    import os
+
+    RUNS.append(1)
+    if len(RUNS) > 1:
+        os._exit(3)
+    await asyncio.sleep(0.01)
+    return 1

@@ -101,3 +101,11 @@ def test_the_pytest_plugin_runs_a_tests_first_seed_twice_and_fails_on_a_differen
     result.stdout.fnmatch_lines(["*Nondeterminism: seed * ran differently when run again*"])
     off = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--seedbed-recheck=0")
     off.assert_outcomes(passed=6)
+
+
+def test_a_rerun_that_kills_its_worker_fails_the_sweep_as_nondeterminism(tmp_path: Path) -> None:
+    target = "tests.sweep._leaky:dies_second_time"
+    done = seedbed("sweep", target, "--seeds", "1", "--out", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "ran differently (seed 0)" in done.stdout and "'crash'" in done.stdout
+    assert "1 seeds: 0 passed, 1 failed" in done.stdout  # counted once, not twice

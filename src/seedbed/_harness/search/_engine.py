@@ -273,6 +273,10 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
         if record.get("kind") == "recheck":
             rechecked(record)
             return
+        if record.get("recheck") is True:  # a rerun's worker died or timed out
+            plan = by_seed[int(record["seed"])]
+            rechecked({"index": plan.index, "status": record["status"], "failure": None})
+            return
         if "index" in record:
             answers[int(record["index"])] = record
             flush()

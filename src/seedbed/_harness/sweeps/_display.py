@@ -179,8 +179,10 @@ def _assertion_lines(summary: Summary) -> list[str]:
     return lines
 
 
-def recheck_lines(summary: Summary, share: int) -> list[str]:
+def recheck_lines(summary: Summary, share: int, *, on_dask: bool = False) -> list[str]:
     """How many seeds the sweep ran twice to check itself, and what it found."""
+    if on_dask:
+        return ["recheck: not on a Dask cluster (no worker to pin a rerun to): no seed run twice"]
     if share <= 0:
         return ["recheck: off (--recheck 0): no seed was run twice"]
     how = f"1 in {share}, in the worker that ran it, after other seeds"

@@ -173,6 +173,8 @@ def _locked_sweep(spec: SweepSpec) -> int:
             ) from None
 
     def on_record(record: Record) -> None:
+        if record.get("recheck") is True:  # the rerun's worker died or timed out
+            record = rechecks.lost_rerun(record)
         if record.get("kind") == "recheck":
             for line in rechecks.answered(record):
                 write(line)
@@ -235,7 +237,7 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
     summary = summarize(records, [r for s, r in results.rechecks.items() if s in spec.seeds])
     lines = _headline(spec, summary, progress, stopped)
     lines += summary_lines(summary, traceback=spec.traceback)
-    lines += recheck_lines(summary, spec.recheck if spec.scheduler is None else 0)
+    lines += recheck_lines(summary, spec.recheck, on_dask=spec.scheduler is not None)
     if spec.require_sometimes and summary.never_true:
         lines.append(f"--require-sometimes: {len(summary.never_true)} never true, a failure")
     lines.append(f"results: {spec.results_path}")

@@ -253,7 +253,10 @@ class WorkerPool:
         seed = int(request["seed"])
         settings = self._settings
         replay = run_command(settings["runner"], settings["target"], seed, settings["options"])
-        return lost(seed, replay, status, message, time.monotonic() - worker.started)
+        record = lost(seed, replay, status, message, time.monotonic() - worker.started)
+        if "recheck" in request:  # a follow-up's: the caller knows what it was
+            record["recheck"] = True
+        return record
 
     def _wait_time(self) -> float:
         deadlines = [

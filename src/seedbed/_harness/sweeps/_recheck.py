@@ -82,6 +82,7 @@ def failed_record(record: Record, answer: Record, where: str) -> Record:
         "virtual_time": record.get("virtual_time"), "wall_time": record.get("wall_time", 0.0),
         "traceback": f"{message}\n  {where}\n  replay: {record.get('replay')}",
         "first_difference": where, "first_status": record.get("status"),
+        "recheck_differences": list(answer.get("differences") or []),
     })  # fmt: skip
     return failed
 
@@ -114,6 +115,14 @@ class Rechecks:
             return None
         self.folder.mkdir(parents=True, exist_ok=True)
         return request(record, str(self.folder))
+
+    def lost_rerun(self, record: Record) -> Record:
+        """A rerun whose worker crashed or timed out, as a recheck's answer: it
+        did not come out as the first run did."""
+        first = self.first.get(int(record["seed"]), {}).get("status")
+        changed = f"status: {first!r} then {record['status']!r} ({record['message']})"
+        return {"kind": "recheck", "seed": record["seed"], "trace": None,
+                "differences": [changed], "wall_time": record.get("wall_time")}  # fmt: skip
 
     def answered(self, answer: Record) -> list[Record]:
         """The lines a recheck's answer adds to the results file: the recheck, and

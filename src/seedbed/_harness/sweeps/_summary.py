@@ -102,7 +102,9 @@ def summarize(records: Iterable[Record], rechecks: Iterable[Record] = ()) -> Sum
         status = str(record["status"])
         summary.statuses[status] = summary.statuses.get(status, 0) + 1
         if isinstance(record.get("first_difference"), str):
-            summary.recheck_found[int(record["seed"])] = record["first_difference"]
+            changed = record.get("recheck_differences")
+            said = "; ".join(map(str, changed)) + "\n" if isinstance(changed, list) else ""
+            summary.recheck_found[int(record["seed"])] = said + record["first_difference"]
         if status in FAILED:
             summary.failing_seeds.append(int(record["seed"]))
             _add_to_bucket(buckets, record)
