@@ -45,7 +45,10 @@ def test_a_sweep_buckets_the_failures_and_names_the_smallest_seed_and_its_line(
 
 def test_the_results_file_has_a_header_and_one_contract_record_per_seed(tmp_path: Path) -> None:
     seedbed("sweep", RACE, "--seeds", "12", "--first", "3", "--out", str(tmp_path))
-    header, *seeds = records(tmp_path / "results.jsonl")
+    header, *lines = records(tmp_path / "results.jsonl")
+    seeds = [line for line in lines if line["kind"] == "seed"]
+    rechecks = [line for line in lines if line["kind"] == "recheck"]  # the sweep's self-check
+    assert rechecks and all(line["same"] for line in rechecks)
     assert header["kind"] == "header" and header["version"] == 1
     assert (header["target"], header["first"], header["seeds"]) == (RACE, 3, 12)
     assert {"options", "seedbed", "python", "started"} <= set(header)
@@ -111,7 +114,8 @@ def test_a_seed_that_kills_its_worker_and_one_that_spins_are_recorded_while_othe
     done = seedbed("sweep", target, "--seeds", "10", "--seed-timeout", "3", "--out",
                    str(tmp_path / "out"), "--json")  # fmt: skip
     assert done.returncode == 1, done.stderr
-    by_seed = {r["seed"]: r for r in records(tmp_path / "out" / "results.jsonl")[1:]}
+    lines = records(tmp_path / "out" / "results.jsonl")[1:]
+    by_seed = {r["seed"]: r for r in lines if r["kind"] == "seed"}
     assert sorted(by_seed) == list(range(10))
     assert by_seed[3]["status"] == "crash"
     assert by_seed[3]["message"] == "the worker running this seed exited with status 3"
@@ -238,7 +242,7 @@ def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
     target = "tests.sweep._scenarios:pinging"
     done = seedbed("sweep", target, "--seeds", "6", "--json", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    seeds = records(tmp_path / "results.jsonl")[1:]
+    seeds = [r for r in records(tmp_path / "results.jsonl") if r["kind"] == "seed"]
     assert all(r["profile"]["partition_per_second"] == 1.0 for r in seeds)
     assert all(set(r["faults"]) >= {"crash", "partition"} for r in seeds)
     summary = json.loads(done.stdout.strip().splitlines()[-1])

@@ -33,7 +33,7 @@ from seedbed._core.naming import (
 )
 from seedbed._core.trace import recording
 from seedbed._core.tracefile import write_trace
-from seedbed._core.version import VERSION
+from seedbed._core.version import TRACE_FORMAT, VERSION
 from seedbed._harness.failure import program_report, simulation_report
 from seedbed._harness.outcome import SeedOutcome
 from seedbed.aio._digest import result_digest
@@ -311,8 +311,9 @@ def _write_recorded(
     in order, their hashes joined), so two runs of a seed can be compared."""
     if path is None:
         return
-    header = {"seedbed": VERSION, "python": platform.python_version(), "seed": seed,
-              "options": {}, "kind": "simulation function", "runs": len(traces)}  # fmt: skip
+    header = {"seedbed": VERSION, "format": TRACE_FORMAT, "python": platform.python_version(),
+              "seed": seed, "options": {}, "kind": "simulation function",
+              "runs": len(traces)}  # fmt: skip
     events = [event for trace in traces for event in trace.events or ()]
     end = {
         "end": len(events),

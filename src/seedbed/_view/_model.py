@@ -151,6 +151,11 @@ class _Builder:
         if kind == "time":
             self.now = int(event[1])
             return
+        if kind == "at":  # the step and time the next events happened at
+            self.now = int(event[2])
+            return
+        if kind == "deliver":  # its bytes are drawn from the "chunk" notes
+            return
         text = " ".join(str(f) for f in event[1:])
         handler = getattr(self, "_e_" + kind.replace(".", "_").replace(" ", "_"), None)
         if handler is not None:

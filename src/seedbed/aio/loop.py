@@ -58,7 +58,7 @@ from seedbed.aio._explore import (
     tick_ns,
 )
 from seedbed.aio._fold import Echoes
-from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._handles import SimFuture, SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._state import LoopConfig, LoopState
@@ -126,7 +126,11 @@ class SeedbedLoop(TaskWatch):
         self._host = RunHost(self)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
-        self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
+        # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
+        # set of them. (A subclass costs every await; 3.12+ keep exact futures.)
+        self._future_numbers = count(1)
+        future_type = SimFuture if sys.version_info < (3, 12) else asyncio.Future
+        self.create_future = functools.partial(future_type, loop=self)  # type: ignore[method-assign]
         self._break_step: int | None = None
         self._break_time: int | None = None
         self._real_step_limit = self._st.step_limit
@@ -437,12 +441,14 @@ class SeedbedLoop(TaskWatch):
                 if now <= clock.now:
                     broken("the loop wakes only for a timer in the future", at=clock.now, to=now)
                 clock.now = now
-                st.last_sleep_step = st.steps
+                steps = st.last_sleep_step = st.steps
                 if trace.quiet:  # Trace.time, inlined
-                    trace.word = ((trace.word ^ now) * PRIME) & MASK
+                    trace.word = ((trace.word ^ now ^ steps << 24) * PRIME) & MASK
+                    trace.now = now
+                    trace.step = steps
                     trace.count += 1
                 else:
-                    trace.time(now)
+                    trace.time(now, steps)
             elif not self._sleep_until_next_timer():
                 raise self._idle_forever()
 
@@ -604,7 +610,7 @@ class SeedbedLoop(TaskWatch):
             when += st.sched.below(int(jitter * _NS) + 1, "loop stall before waking for a timer")
         st.clock.advance_to(when)
         st.last_sleep_step = st.steps
-        st.trace.time(st.clock.now)
+        st.trace.time(st.clock.now, st.steps)
         return True
 
     def _resume_one_parked(self) -> None:

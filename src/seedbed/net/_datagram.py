@@ -24,6 +24,7 @@ from typing import Any
 
 from seedbed._core.contract import broken, require
 from seedbed._core.identity import NodeRef
+from seedbed._core.trace import route_word
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
 from seedbed.net._pipe import summary
@@ -154,14 +155,18 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
     # -- arrivals and crashes ------------------------------------------------
 
-    def receive(self, payload: bytes, source: Address) -> bool:
-        """Hand a datagram to the protocol; False if the endpoint would not take it."""
+    def receive(self, payload: bytes, source: Address, sender: str) -> bool:
+        """Hand a datagram from node `sender` (at `source`) to the protocol; False if
+        the endpoint would not take it."""
         if self.closing or (self.remote is not None and source != self.remote):
             return False
         observer = self.ref.observer  # a fault waits for a receive (`world._operations`)
         if observer is not None and observer("receive", "before"):
             return False
-        self.fabric.trace.emit("net.datagram", self.node, self.port, len(payload))
+        trace = self.fabric.trace
+        trace.emit("net.datagram", self.node, self.port, len(payload))
+        # A digest of the bytes, never a copy.
+        trace.deliver(route_word(sender, self.node), sender, self.node, payload)
         self.context.run(self._deliver, payload, source)
         if observer is not None:
             observer("receive", "after")
@@ -222,7 +227,7 @@ def _arrive(
             dst, port,
         ):  # fmt: skip
             broken("a datagram port is owned by a live, open endpoint bound there", end=endpoint)
-        if endpoint.receive(payload, source):
+        if endpoint.receive(payload, source, link.src):
             in_flight[1] += 1
             if in_flight[1] == 2:
                 link.duplicates_seen += 1

@@ -25,7 +25,7 @@ from seedbed.errors import view_command
 from seedbed.scenario._story import entry_line, select
 
 LAST_EVENTS = 10  # events shown after the story by default (draws left out)
-ALL_EVENTS = 30  # events kept (and shown with `events="all"`), draws included
+ALL_EVENTS = 60  # events kept (and shown with `events="all"`), draws and deliveries included
 STORY = 16  # story entries shown by default
 _LIBRARY_DIRS = tuple(
     str(Path(folder).resolve()) + os.sep
@@ -39,9 +39,11 @@ _LIBRARY_DIRS = tuple(
     )
 )
 # Left out of a report's last events unless all are asked for: entropy draws,
-# the random module's reseeding, and the steps of seedbed's own tasks.
+# the random module's reseeding, the digests of delivered bytes (what the hash
+# folds; `net.*` events say the same in words), and the steps of seedbed's own tasks.
 _PLUMBING = re.compile(
-    r"^t=\S+ (draw |unseed |task \d+ \S+ (_run_main|_call_main|Simulation\._\w+|_Run\._\w+)$)"
+    r"^t=\S+ (draw |unseed |deliver |"
+    r"task \d+ \S+ (_run_main|_call_main|Simulation\._\w+|_Run\._\w+)$)"
 )
 
 
@@ -180,14 +182,17 @@ def describe_faults(faults: dict[str, dict[str, int]]) -> str:
 
 def describe_events(events: Iterable[Sequence[Field]], keep: int = LAST_EVENTS) -> list[str]:
     """The last `keep` trace events in words, each stamped with its virtual time:
-    't=1.500000s draw net: latency n1->n2 = 0.002'. Time jumps are not events a
-    reader needs on their own line: they stamp the events that follow them."""
+    't=1.500000s draw net: latency n1->n2 = 0.002'. Time jumps and position
+    markers are not events a reader needs on their own line: they stamp the
+    events that follow them."""
     lines: list[str] = []
     now = ""
     for event in events:
         kind = event[0] if event else ""
-        if kind == "time" and len(event) == 2 and isinstance(event[1], int):
+        if kind == "time" and len(event) in (2, 3) and isinstance(event[1], int):
             now = f"t={event[1] / 1e9:.6f}s "
+        elif kind == "at" and len(event) == 3 and isinstance(event[2], int):
+            now = f"t={event[2] / 1e9:.6f}s "
         elif kind == "draw" and len(event) == 4:
             lines.append(f"{now}draw {event[1]}: {event[2]} = {event[3]}")
         else:

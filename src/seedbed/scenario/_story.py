@@ -63,8 +63,11 @@ class EventTap:
 
     def append(self, event: Event) -> None:
         kind = event[0] if event else ""
-        if kind == "time" and len(event) == 2 and isinstance(event[1], int):
-            self.now = event[1]
+        if kind == "time" and len(event) in (2, 3) and isinstance(event[1], int):
+            self.now = event[1]  # (a time jump: its step follows, since trace format 2)
+            return
+        if kind == "at" and len(event) == 3 and isinstance(event[2], int):
+            self.now = event[2]  # the next events' step and time
             return
         self.tail.append((self.now, event))
         told = self._tell(str(kind), event)

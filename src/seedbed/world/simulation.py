@@ -42,9 +42,11 @@ from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import (
     abandon_pending,
+    check_ending,
     check_result,
     check_seed,
     note_python_version,
+    raise_defect_after,
     trace_header,
     write_run_trace,
 )
@@ -548,9 +550,11 @@ class Simulation:
             values = self._drive(self._driven(driver))
         except BaseException as exc:
             failure = exc
+            divergence = self._driver.divergence
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
                 self._recorded.raise_if_defective()
-            divergence = self._driver.divergence
+                if divergence is not None:
+                    raise_defect_after(self._recorded, divergence)
             recorded = self._recorded.header.get("python") if self._recorded else None
             if divergence is not None and note_python_version(divergence, recorded):
                 # The standard library differs, not seedbed: its frames say nothing.
@@ -560,6 +564,7 @@ class Simulation:
             raise
         finally:
             self._end()
+            self._driver.seal(values, failure)  # the hash covers how the run ended
             if self._trace_path is not None:
                 config = self._driver.config
                 write_run_trace(
@@ -610,6 +615,7 @@ class Simulation:
             )
         try:
             check_result(self._recorded.end, values)
+            check_ending(self._recorded.end, self._loop.steps, self._loop.clock.now)
         except Nondeterminism as exc:
             raise self._driver.stamp(exc) from None
 

@@ -20,9 +20,11 @@ from typing import Any
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
+from seedbed._harness.search._recheck import DEFAULT_SHARE, GAP, Rechecker
 from seedbed._harness.search._state import State
 from seedbed._harness.search._store import Store, header_of, order_of
 from seedbed._harness.shrink._trial import asyncio_log_off
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.targets import resolve
 from seedbed.errors import UsageError
 
@@ -48,6 +50,7 @@ class ExploreSpec:
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
     branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
+    recheck: int = DEFAULT_SHARE  # run 1 plan in this many again after others; 0: never
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -60,6 +63,7 @@ class Search:
 
     state: State
     store: Store
+    rechecks: Rechecker = field(default_factory=lambda: Rechecker(0))
     ran: int = 0
     resumed: int = 0
     seconds: float = 0.0
@@ -77,7 +81,8 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
         check_address(spec.scheduler)  # before the folder is written
     header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
     store = Store(spec.out, header, spec.resume)
-    search = Search(State(), store)
+    # Dask has no worker to pin a rerun to: a search there does not recheck.
+    search = Search(State(), store, Rechecker(spec.recheck if spec.scheduler is None else 0))
     snapshot = _replay_log(spec, search)
     started = time.monotonic()  # the harness's wall clock, outside every run
     try:
@@ -141,9 +146,9 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
             plans = [_plan_of(spec, i, snapshot) for i in range(start, end)]
             fold = _folder(spec, search, on_line)
             if pool is None:
-                _run_here(spec, obj, plans, snapshot, started, fold)
+                _run_here(spec, obj, plans, snapshot, started, fold, search)
             else:
-                _run_pooled(pool, plans, snapshot, fold)
+                _run_pooled(pool, plans, snapshot, fold, search)
             if search.stopped:
                 return
     finally:
@@ -187,13 +192,20 @@ def _source(plan: Plan, snapshot: list[Candidate]) -> list[Any] | None:
 
 
 def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Candidate],
-              started: float, fold: Fold) -> None:  # fmt: skip
+              started: float, fold: Fold, search: Search) -> None:  # fmt: skip
+    """Run the batch in this process; its chosen plans again at its end (see `_recheck`)."""
+    firsts: list[tuple[Plan, dict[str, Any]]] = []
     for plan in plans:
         if spec.budget is not None and time.monotonic() - started >= spec.budget:
-            return
+            break
         result = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        if search.rechecks.wants(plan):
+            firsts.append((plan, result))
         if not fold(plan, result):
-            return
+            break
+    for plan, first in firsts:
+        again = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        search.rechecks.compare(plan, first, again)
 
 
 def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
@@ -226,18 +238,31 @@ def _pool(spec: ExploreSpec) -> Any:
         from seedbed._harness.sweeps._dask import DaskPool
 
         return DaskPool(spec.scheduler, settings, spec.seed_timeout, worker=_SEARCH_WORKER)
-    from seedbed._harness.sweeps._pool import WorkerPool
-
     return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
                       worker=_SEARCH_WORKER)  # fmt: skip
 
 
-def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold) -> None:
+def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold,
+                search: Search) -> None:  # fmt: skip
     """Run the batch on the pool, folding each result as soon as every earlier
-    run's is folded (so a kill loses only runs not yet folded)."""
+    run's is folded (so a kill loses only runs not yet folded). A chosen plan
+    runs again in the worker that ran it, after others (see `_recheck`)."""
     by_seed = {plan.seed: plan for plan in plans}
+    by_index = {plan.index: plan for plan in plans}
     answers: dict[int, dict[str, Any]] = {}
+    firsts: dict[int, dict[str, Any]] = {}
     waiting = list(plans)
+
+    def follow_up(record: dict[str, Any]) -> dict[str, Any] | None:
+        plan = by_index.get(record.get("index", -1))
+        if record.get("kind") == "recheck" or plan is None or not search.rechecks.wants(plan):
+            return None
+        firsts[plan.index] = record
+        return {**requests[plan.index - plans[0].index], "recheck": True}
+
+    def rechecked(record: dict[str, Any]) -> None:
+        plan = by_index[int(record["index"])]
+        search.rechecks.compare(plan, firsts.pop(plan.index), record)
 
     def flush() -> None:
         while waiting and waiting[0].index in answers:
@@ -245,6 +270,13 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
             fold(plan, answers.pop(plan.index))
 
     def answered(record: dict[str, Any]) -> None:
+        if record.get("kind") == "recheck":
+            rechecked(record)
+            return
+        if record.get("recheck") is True:  # a rerun's worker died or timed out
+            plan = by_seed[int(record["seed"])]
+            rechecked({"index": plan.index, "status": record["status"], "failure": None})
+            return
         if "index" in record:
             answers[int(record["index"])] = record
             flush()
@@ -262,4 +294,7 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
         source = _source(plan, snapshot)
         rows = None if source is None else [[c.stream, c.reason, c.value] for c in source]
         requests.append({"seed": plan.seed, "plan": plan.to_json(), "source": rows})
-    pool.run(requests, answered)
+    if isinstance(pool, WorkerPool):
+        pool.run(requests, answered, follow_up=follow_up, after=GAP)
+    else:
+        pool.run(requests, answered)

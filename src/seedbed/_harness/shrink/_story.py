@@ -37,8 +37,11 @@ def last_lines(events: Sequence[Sequence[Any]], keep: int = LAST) -> list[str]:
     now = 0
     timed = []
     for event in events:
-        if event and event[0] == "time" and len(event) == 2:
+        if event and event[0] == "time" and len(event) in (2, 3):
             now = int(event[1])
+            continue
+        if event and event[0] == "at" and len(event) == 3:
+            now = int(event[2])
             continue
         if event and event[0] in ("draw", "unseed"):
             continue  # raw draws: the schedule lines say what the run chose
@@ -61,8 +64,11 @@ def schedule_lines(
     now, pending = 0, None
     for event in events:
         kind = event[0] if event else None
-        if kind == "time" and len(event) == 2:
+        if kind == "time" and len(event) in (2, 3):
             now = int(event[1])
+            continue
+        if kind == "at" and len(event) == 3:  # an event placed at its step and time
+            now = int(event[2])
             continue
         if kind == "draw" and len(event) == 4 and str(event[1]) in SCHEDULE:
             stream = str(event[1])

@@ -57,6 +57,10 @@ class Summary:
     buckets: list[Bucket] = field(default_factory=list)
     faults: dict[str, dict[str, int]] = field(default_factory=dict)
     assertions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rechecked: int = 0  # seeds run a second time in their worker (see `_recheck`)
+    recheck_differed: list[int] = field(default_factory=list)
+    # Per seed whose recheck differed: where its runs part and why (`_locate`).
+    recheck_found: dict[int, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -83,20 +87,34 @@ class Summary:
             "faults": self.faults,
             "assertions": self.assertions,
             "never_true": self.never_true,
+            "rechecked": self.rechecked,
+            "recheck_differed": self.recheck_differed,
         }
 
 
 def summarize(
-    records: Iterable[Record], declared: dict[str, dict[str, str]] | None = None
+    records: Iterable[Record],
+    declared: dict[str, dict[str, str]] | None = None,
+    rechecks: Iterable[Record] = (),
 ) -> Summary:
     """Fold seed records (in any order) into totals, buckets and catalogs;
-    `declared` claims (message -> kind, location) no seed evaluated are listed too."""
+    `declared` claims (message -> kind, location) no seed evaluated are listed
+    too, and the rechecks' records are folded into their count and the seeds
+    that differed."""
     summary = Summary()
+    for recheck in sorted(rechecks, key=lambda r: int(r["seed"])):
+        summary.rechecked += 1
+        if recheck.get("same") is not True:
+            summary.recheck_differed.append(int(recheck["seed"]))
     buckets: dict[str, Bucket] = {}
     for record in sorted(records, key=lambda r: int(r["seed"])):
         summary.seeds += 1
         status = str(record["status"])
         summary.statuses[status] = summary.statuses.get(status, 0) + 1
+        if isinstance(record.get("first_difference"), str):
+            changed = record.get("recheck_differences")
+            said = "; ".join(map(str, changed)) + "\n" if isinstance(changed, list) else ""
+            summary.recheck_found[int(record["seed"])] = said + record["first_difference"]
         if status in FAILED:
             summary.failing_seeds.append(int(record["seed"]))
             _add_to_bucket(buckets, record)
