@@ -98,8 +98,11 @@ def context_of(error: BaseException | None) -> RunContext | None:
 def view_command(replay: str) -> str | None:
     """The `seedbed view` command drawing the run a `seedbed run` command replays
     (view takes run's flags), or None when the replay is a Python call."""
-    prefix = "seedbed run "
-    return "seedbed view " + replay[len(prefix) :] if replay.startswith(prefix) else None
+    for launcher in ("seedbed run ", " -m seedbed run "):
+        head, found, flags = replay.partition(launcher)
+        if found and (head == "" or launcher.startswith(" ")):
+            return head + launcher.replace("run", "view") + flags
+    return None
 
 
 class SimulationFailure(SeedbedError):
