@@ -25,7 +25,7 @@ from seedbed.check import MODELS, HistoryError, Recorder, linearizable, parse_hi
 REPO = Path(__file__).resolve().parents[2]
 HUGE = "9" * 4301  # one digit past CPython's int-from-string limit
 DEEP = "[" * 5000 + "]" * 5000
-HEADER = '{"seedbed": "0.1.0", "python": "3.11.7", "seed": 1, "options": {}}'
+HEADER = '{"seedbed": "0.1.0", "format": 2, "python": "3.11.7", "seed": 1, "options": {}}'
 
 
 def _trace(tmp_path: Path, *lines: str) -> Path:

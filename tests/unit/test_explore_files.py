@@ -311,12 +311,13 @@ def test_a_search_keeps_nothing_per_run_and_reads_corpus_draws_from_disk(
 
     handed: list[int] = []  # runs keep the collector off: each run's garbage is handed back
     monkeypatch.setattr(_execute, "between_runs", lambda: handed.append(1) or False)
-    sizes = []
+    sizes, rechecked = [], 0
     for runs in (48, 144):
         search = explore(ExploreSpec(STEADY, tmp_path / str(runs), seed=0, runs=runs))
+        rechecked += search.rechecks.checked  # a run made twice is a run too
         state, store = search.state, search.store
         assert len(state.corpus) >= 2 and len(store.cache) <= CACHED
         assert all(isinstance(entry.choices, StoredChoices) for entry in state.corpus)
         sizes.append((len(state.corpus), _reachable(search, skip=(store.cache,))))
     assert sizes[0] == sizes[1]  # three times the runs, not one object more
-    assert len(handed) == 48 + 144
+    assert rechecked > 2 and len(handed) == 48 + 144 + rechecked

@@ -161,8 +161,9 @@ def test_a_sweep_whose_header_meets_a_full_disk_says_how_to_go_on(
     assert f"cannot write {results} ({FULL})" in message and "\n" not in message
     if resuming:
         assert message.endswith(f"sweep {RACE} --out {tmp_path} --seeds 4 --resume")
-        lines = results.read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 3 and json.loads(lines[0])["kind"] == "header"  # kept whole
+        kinds = [json.loads(line)["kind"] for line in results.read_text("utf-8").splitlines()]
+        # Kept whole: the header, both seeds and the first sweep's self-check.
+        assert kinds == ["header", "seed", "seed", "recheck"]
     else:
         assert message.endswith(f"sweep {RACE} --out {tmp_path} --seeds 4")
         assert not results.exists()  # no empty results file left

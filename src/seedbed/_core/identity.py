@@ -24,15 +24,22 @@ from typing import Any, Protocol
 class NodeRef:
     """One incarnation of one node."""
 
-    __slots__ = ("alive", "disk", "incarnation", "name", "observer", "wall_offset_ns", "wall_rate")
+    __slots__ = (
+        "alive", "disk", "files", "incarnation", "name", "observer", "wall_offset_ns", "wall_rate",
+        "wall_reads",
+    )  # fmt: skip
 
     def __init__(self, name: str, incarnation: int, disk: Any = None) -> None:
         self.name = name
         self.incarnation = incarnation
         self.alive = True
         self.disk = disk  # the node's simulated disk (kept across incarnations)
+        # This incarnation's open files and working directory, made at its first
+        # file call through the Python file API (`seedbed.fs._posix`): a process's own.
+        self.files: Any = None
         self.wall_offset_ns = 0  # this node's wall clock: offset and rate vs virtual time
         self.wall_rate = 1.0
+        self.wall_reads = 0  # times the node read its wall clock (all incarnations; unhashed)
         # Told of the network operations this incarnation performs, while a fault
         # waits for one (see `seedbed.world._operations`); None (no cost) otherwise.
         self.observer: Any = None

@@ -1,12 +1,14 @@
 """Trace files: JSON Lines, readable by people and by `replay`, written and read as streams.
 
-Line 1 is a header object: `{"seedbed": VERSION, "python": "3.11.7",
-"seed": 42, "options": {...}, "target": "pkg.mod:main", "digest": HEX}`.
+Line 1 is a header object: `{"seedbed": VERSION, "format": 2, "python":
+"3.11.7", "seed": 42, "options": {...}, "target": "pkg.mod:main", "digest":
+HEX}`. `format` is `TRACE_FORMAT` (what events and the hash mean): a trace of
+another format is refused in one line, never replayed into a divergence.
 `target` is there when the CLI recorded the run (`labelled`), so `seedbed
 replay` refuses another target's trace; `digest` is `header_digest` of the
 rest of the header, so an edited or damaged header is refused rather than
 replayed (both keys are optional to the reader: older traces have neither).
-Then one JSON array per event, e.g. `["time", 1500000000]`, and last an end
+Then one JSON array per event, e.g. `["time", 1500000000, 12]`, and last an end
 object `{"end": EVENTS, "hash": HEX, "steps": N, "virtual_time_ns": T,
 "failure": null | "Type: message"}`.
 A run stopped by Ctrl-C (or SystemExit) ends with `{"end": EVENTS,
@@ -48,6 +50,7 @@ from seedbed._core.contract import require
 from seedbed._core.files import NotRegular, Replacement, WriteFailed, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
+from seedbed._core.version import TRACE_FORMAT
 from seedbed.errors import UsageError
 
 MAX_LINE = 1 << 20  # bytes; seedbed's own lines are far shorter
@@ -218,6 +221,7 @@ def _parse_line(path: str | Path, number: int, raw: bytes) -> Any:
 def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
     if not isinstance(header, dict) or "seedbed" not in header:
         raise _bad(path, 1, "the first line is not a seedbed trace header")
+    _check_format(path, header)
     seed = header.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
         raise _bad(path, 1, f"the header's seed must be an int in [0, 2**64), got {seed!r:.40}")
@@ -228,6 +232,20 @@ def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
     if "digest" in header and header["digest"] != header_digest(header):
         raise _bad(path, 1, "the header does not match its digest (it was edited or damaged)")
     return header
+
+
+def _check_format(path: str | Path, header: dict[str, Any]) -> None:
+    """A trace written under another `TRACE_FORMAT` is refused: its events and
+    hash mean something else, so a replay could only diverge."""
+    found = header.get("format", 1)
+    if found == TRACE_FORMAT:
+        return
+    who = "an older" if isinstance(found, int) and found < TRACE_FORMAT else "another"
+    raise UsageError(
+        f"{path} was recorded by {who} seedbed ({header.get('seedbed')!s:.20}, trace format "
+        f"{found!r:.20}; this one reads format {TRACE_FORMAT}): record the run again with "
+        "this version"
+    )
 
 
 def check_target(path: str | Path, header: dict[str, Any], target: str) -> None:

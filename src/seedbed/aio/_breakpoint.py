@@ -19,7 +19,10 @@ names its node; the frame's locals hold `node`, `task` (the task it
 resumes, if any), `frame` (the innermost frame of its await chain outside
 asyncio and seedbed, the user's code: `frame.f_locals`, `frame.f_lineno`),
 `callback`, `step` and `virtual_time`. Nothing runs while the debugger is
-open: the world is frozen.
+open: the world is frozen. While it is open (`debugging`), file calls reach
+the real file system, not the node's simulated disk: the debugger's own
+files (its history, `.pdbrc`, a hook's output) are the user's, not the
+program's.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class BreakAt:
 
 
 _pending: list[BreakAt] = []  # the CLI's request, for the loops made while it stands
+debugging = False  # the debugger is open (`seedbed.fs` then serves no node's files)
 
 
 def parse(text: str) -> BreakAt:
@@ -104,4 +108,9 @@ def stop_here(handle: Any, step: int, now_ns: int) -> None:
             f" on {node or 'the world'}: {callback!r}"
         )
     )
-    breakpoint()  # locals: node, task, frame, callback, step, virtual_time
+    global debugging
+    debugging = True
+    try:
+        breakpoint()  # locals: node, task, frame, callback, step, virtual_time
+    finally:
+        debugging = False

@@ -23,6 +23,8 @@ loop's private state. This is the whole contract:
   `call_at(when, cb, ...)` and `sleep(delay)`: the world's own timers (fault episodes, disk latency,
   scheduled actions), always on the exact clock: a coarse `clock_resolution`
   models the program reading a coarse clock, not the world.
+- `block(delay)`: the running callback blocks the thread (a blocking
+  system call): virtual time moves on by `delay`.
 - `set_wall_clock(fn)`: what `time.time()` reads inside the run.
 - `fail(error)`: fail the run with `error` (the first failure wins; the run
   stops at the end of the iteration), even if the code around swallows it.
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from seedbed._core import Stream, Trace, to_ns
 from seedbed._core.contract import require
 from seedbed._core.trace import Field
+from seedbed.aio._digest import seal_run
 from seedbed.aio._handles import SimTask
 from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.errors import Nondeterminism, SimulationFailure
@@ -152,6 +155,15 @@ class WorldDriver:
         around it (one frame less to resume per disk operation)."""
         return self._loop.sleep_exact(delay)
 
+    def block(self, delay: float) -> None:
+        """The running callback holds the loop's one thread for `delay` seconds (a
+        blocking call: a disk operation of the Python file API). Virtual time
+        moves on at once, as on a process stuck in a system call; every node
+        waits, as they share the thread (timers that came due fire late, in
+        deadline order)."""
+        require(delay >= 0, "a blocking call takes no negative time", delay=delay)
+        self._st.clock.now += to_ns(delay)
+
     def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:
         """Let a world decide what `time.time()` reads: virtual ns -> wall ns."""
         self._st.wall_clock = wall_clock
@@ -190,6 +202,13 @@ class WorldDriver:
     def emit(self, *event: Field) -> None:
         """Fold one event into the run's trace."""
         self._st.trace.emit(*event)
+
+    def seal(self, value: Any, failure: BaseException | None) -> None:
+        """The world's run ended with `value` or `failure`: fold that, its step count
+        and its end time into the trace (see `_digest.seal_run`), once."""
+        st = self._st
+        if not st.trace.sealed:
+            seal_run(st.trace, st.steps, st.clock.now, value, failure)
 
     def stream(self, name: str) -> Stream:
         """The entropy stream `name` of this run (the same object for one name)."""

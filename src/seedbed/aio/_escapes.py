@@ -122,9 +122,17 @@ AUDIT_ESCAPES: dict[str, tuple[str, str]] = {
     "time.sleep": ("time.sleep()", _SLEEP),
 }
 
-#: Audit event -> a check of its arguments, returning (call, instead) to escape
-#: or None to let it be (`_machine` registers its path and ctypes checks here).
-AUDIT_CHECKS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str] | None]] = {}
+AuditCheck = Callable[[tuple[Any, ...]], tuple[str, str] | None]
+#: Audit event -> checks of its arguments, each returning (call, instead) to
+#: escape or None to let it be (`_machine` registers its path and ctypes checks
+#: here, `seedbed.fs` its checks of writes that bypass a node's disk).
+AUDIT_CHECKS: dict[str, list[AuditCheck]] = {}
+
+
+def add_audit_check(event: str, check: AuditCheck) -> None:
+    """Check the arguments of `event` inside runs (after the checks added before)."""
+    AUDIT_CHECKS.setdefault(event, []).append(check)
+
 
 # The run being served and the thread it runs on. `_interpose.activate` sets
 # them through `bind`; kept here as plain globals so each check is one lookup.
@@ -172,15 +180,16 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 def _audit_active(event: str, args: tuple[Any, ...], entry: tuple[str, str] | None) -> None:
     """An event that may be an escape: `entry` from the table, or a check's verdict."""
-    check = AUDIT_CHECKS.get(event) if entry is None else None
     host = _host
     if host is None or _get_ident() != _owner:
         return
-    if check is not None:
-        entry = check(args)
-        if entry is None:
+    if entry is None:
+        for check in AUDIT_CHECKS.get(event, ()):
+            entry = check(args)
+            if entry is not None:
+                break
+        else:
             return
-    assert entry is not None
     raise host.escape(*entry)
 
 

@@ -59,11 +59,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _machine, _ordering, _taskclass and _timefuncs are imported so that they register
-# as providers.
+# _load, _machine, _ordering, _taskclass and _timefuncs are imported so that they
+# register as providers.
 from seedbed.aio import (  # noqa: F401
     _escapes,
     _holders,
+    _load,
     _machine,
     _ordering,
     _providers,
@@ -258,12 +259,13 @@ def _build_replacements() -> None:
     _seen_values.clear()
     _hits.clear()
     _hit_order.clear()
+    _forget_plan()
     _holders.forget()
     providers = _providers.providers()
     for provider in providers:
         for original, fake in provider.pairs():
             _replacements[id(original)] = (original, fake)
-    _skip = frozenset(p.module for p in providers)
+    _skip = _providers.spared_modules()
     _built_for = _providers.generation()
 
 
@@ -356,37 +358,66 @@ def _scan_new_modules() -> bool:
     _hits.clear()
     _hits.update(hits)
     _hit_order[:] = sorted(hits)
+    _forget_plan()
     _seen.clear()
     _seen.update(seen)
     _seen_keys[:], _seen_values[:] = keys, values
     return True
 
 
-# What activate() changed, in order: (namespace, name, original, stand-in).
-_applied: list[tuple[dict[str, Any], str, object, object]] = []
+# What activate() changed, in order: (module, namespace, name, original, stand-in).
+Rebinding = tuple[str, dict[str, Any], str, object, object]
+_applied: list[Rebinding] = []
 _saved_random_state: tuple[Any, ...] | None = None
+# What the last scan found, as the rebindings to make (built once per scan, so
+# an activation makes no tuple and looks up no replacement per name).
+_plan: list[Rebinding] = []
+_planned = False  # False: the hits changed since the plan was made
+
+
+def _forget_plan() -> None:
+    global _planned
+    _planned = False
+
+
+def _make_plan() -> None:
+    global _planned
+    _plan.clear()
+    for modname in _hit_order:
+        namespace, names = _hits[modname]
+        for attr in names:
+            original = namespace.get(attr)
+            entry = _replacements.get(id(original))
+            if entry is not None and entry[0] is original:
+                fake = _SPECIFIC.get((modname, attr), entry[1])
+                _plan.append((modname, namespace, attr, original, fake))
+    _planned = True
 
 
 def _rebind_copies() -> None:
     modname = ""
     try:
-        for modname in _hit_order:
-            namespace, names = _hits[modname]
-            for attr in names:
-                current = namespace.get(attr)
-                entry = _replacements.get(id(current))
+        if not _planned:
+            _make_plan()
+        get = _replacements.get
+        for planned in _plan:
+            modname, namespace, attr, original, fake = planned
+            current = namespace.get(attr)
+            if current is not original:  # rebound since the scan: to another original?
+                entry = get(id(current))
                 if entry is None or entry[0] is not current:
-                    continue  # rebound since the scan
-                fake = _SPECIFIC.get((modname, attr), entry[1])
-                namespace[attr] = fake
-                _applied.append((namespace, attr, current, fake))
+                    continue
+                planned = (modname, namespace, attr, current, entry[1])
+                fake = entry[1]
+            namespace[attr] = fake
+            _applied.append(planned)
     except Exception as exc:
         raise _ScanError(modname, exc) from exc
 
 
 def _restore_copies() -> None:
     while _applied:
-        namespace, attr, original, fake = _applied.pop()
+        _, namespace, attr, original, fake = _applied.pop()
         if namespace.get(attr) is fake:
             namespace[attr] = original
 
@@ -446,8 +477,9 @@ def _excluded() -> list[object]:
     """What holds originals on purpose: never rebound, left out of the search."""
     excluded: list[object] = [*_applied]
     for provider in _providers.providers():  # each keeps its originals on purpose
-        module = sys.modules.get(provider.module)
-        excluded += [_namespace(module) or {}, *provider.keeps]
+        excluded += provider.keeps
+    for name in sorted(_providers.spared_modules()):
+        excluded.append(_namespace(sys.modules.get(name)) or {})
     # datetime's classes are left to the module scan: what gets copied is a
     # bound method (datetime.now), which is out of reach anyway.
     excluded += [_RealDatetime, _RealDate]

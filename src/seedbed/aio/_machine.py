@@ -244,15 +244,14 @@ def _on_dlsym(args: tuple[Any, ...]) -> tuple[str, str] | None:
     return f"ctypes: looking up {name!r} in a library", _CTYPES
 
 
-_escapes.AUDIT_CHECKS.update(
-    {
-        "open": _on_path("open"),
-        "os.listdir": _on_path("os.listdir"),
-        "os.scandir": _on_path("os.scandir"),
-        "ctypes.dlopen": _on_dlopen,
-        "ctypes.dlsym": _on_dlsym,
-    }
-)
+for _event, _check in (
+    ("open", _on_path("open")),
+    ("os.listdir", _on_path("os.listdir")),
+    ("os.scandir", _on_path("os.scandir")),
+    ("ctypes.dlopen", _on_dlopen),
+    ("ctypes.dlsym", _on_dlsym),
+):
+    _escapes.add_audit_check(_event, _check)
 
 
 def patched_functions() -> list[tuple[object, object]]:

@@ -35,6 +35,10 @@ class Provider:
     pairs: Callable[[], Pairs]  # (original, stand-in), built on first activation
     keeps: tuple[object, ...] = ()  # other objects holding originals on purpose
     bind: Callable[[InterposeHost | None, int], None] | None = None  # (host, owner thread)
+    # Other modules whose globals must keep the originals: `posix` and `_io`,
+    # which the import system calls directly (imports never go through a run's
+    # stand-ins), and which the provider calls for the real work.
+    spares: tuple[str, ...] = ()
 
 
 _registry: dict[str, Provider] = {}
@@ -46,10 +50,11 @@ def register(
     pairs: Callable[[], Pairs],
     keeps: Iterable[object] = (),
     bind: Callable[[InterposeHost | None, int], None] | None = None,
+    spares: Iterable[str] = (),
 ) -> None:
     """Declare `module` a provider (registering again replaces the entry)."""
     global _generation
-    _registry[module] = Provider(module, pairs, tuple(keeps), bind)
+    _registry[module] = Provider(module, pairs, tuple(keeps), bind, tuple(spares))
     _generation += 1
 
 
@@ -63,6 +68,13 @@ def unregister(module: str) -> None:
 def providers() -> list[Provider]:
     """Every provider, in module-name order (never import order)."""
     return [_registry[name] for name in sorted(_registry)]
+
+
+def spared_modules() -> frozenset[str]:
+    """Every module whose globals keep originals: the providers' and what they spare."""
+    return frozenset(
+        name for provider in _registry.values() for name in (provider.module, *provider.spares)
+    )
 
 
 def generation() -> int:

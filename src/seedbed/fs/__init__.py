@@ -6,6 +6,13 @@ so the data directory is whatever directory the program passes. Inside a
 simulated node it uses that node's `SimDisk`, whose root "/" is the node's
 own disk (relative paths are relative to that root).
 
+The disk has a second front door: inside a node, the Python file API
+itself (`open`, `os`, `pathlib`, `shutil`, `tempfile`) reaches the same
+disk, with the same durability and faults (`_interpose`, `_posix`), over
+the real file system read-only (`_overlay`). Through that door the fsync of
+a newly created file or folder also makes its name durable, as Linux file
+systems do; `seedbed.fs` keeps the stricter contract below.
+
 Durability model (the contract to design against; real files give at least
 this much with the same calls):
 
@@ -82,6 +89,11 @@ from seedbed.fs._api import (
     rmdir,
     write_file,
 )
+
+# isort: split
+# The Python file API inside a node (`open`, `os`, `pathlib`...) on its disk: a provider
+# of interposition stand-ins, registered at import.
+from seedbed.fs import _interpose  # noqa: F401
 
 __all__ = [
     "FAULT_KINDS",

@@ -88,7 +88,9 @@ class Truncate:
 
 
 class FileNode:
-    __slots__ = ("data", "diverged", "durable", "lost", "number", "path", "pending")
+    __slots__ = (
+        "data", "diverged", "durable", "lost", "mode", "mtime_ns", "number", "path", "pending",
+    )  # fmt: skip
 
     def __init__(self, number: int, path: str) -> None:
         self.number = number
@@ -100,18 +102,37 @@ class FileNode:
         # the durable bytes differ from what reads show, until the next crash.
         self.diverged = False
         self.lost = False  # a crash dropped it: no handle of a later incarnation reaches it
+        # What `os.stat` shows through the Python file API (`_posix`); no durability.
+        self.mode = 0o644
+        self.mtime_ns = 0
 
 
 class DirNode:
-    __slots__ = ("durable_entries", "entries", "number")
+    """A directory. `merged` (the root and directories copied up from the real file
+    system, see `_overlay`) shows the real directory's names beneath its own, but for
+    `hidden` ones (removed or renamed away here); `hidden`, like `entries`, is
+    durable after an fsync of the directory. `seedbed.fs` never reads either."""
 
-    def __init__(self, number: int) -> None:
+    __slots__ = (
+        "durable_entries", "durable_hidden", "entries", "hidden", "merged", "mode", "mtime_ns",
+        "number",
+    )  # fmt: skip
+
+    def __init__(self, number: int, *, merged: bool = False) -> None:
         self.number = number
         self.entries: dict[str, int] = {}
         self.durable_entries: dict[str, int] = {}
+        self.merged = merged
+        self.hidden: set[str] = set()
+        self.durable_hidden: set[str] = set()
+        self.mode = 0o755
+        self.mtime_ns = 0
 
 
 Node = FileNode | DirNode
+# What `DiskModel.locate` answers for a name a merged directory lacks and does not
+# hide: the real file system beneath may have it (`_overlay` looks).
+BENEATH = "beneath"
 Settle = Callable[[FileNode], bytearray]  # a file's contents after a crash
 
 
@@ -130,20 +151,27 @@ class DiskModel:
     """One disk's namespace and file contents, volatile and durable."""
 
     def __init__(self) -> None:
-        self._nodes: dict[int, Node] = {0: DirNode(0)}
+        self._nodes: dict[int, Node] = {0: DirNode(0, merged=True)}
         self._next = 1
 
     # -- namespace ----------------------------------------------------------
 
     def lookup(self, parts: Parts) -> Node | None:
         """The node at `parts`, or None. NotADirectoryError if a parent is a file."""
+        found = self.locate(parts)
+        return None if isinstance(found, str) else found
+
+    def locate(self, parts: Parts) -> Node | str | None:
+        """The node at `parts`; BENEATH if a merged directory on the way lacks the
+        next name and does not hide it (the real file system decides); None if the
+        disk has no such name. NotADirectoryError if a parent is a file."""
         node: Node = self._nodes[0]
         for depth, name in enumerate(parts):
             if not isinstance(node, DirNode):
                 raise oserror(errno.ENOTDIR, join(parts[:depth]))
             number = node.entries.get(name)
             if number is None:
-                return None
+                return BENEATH if node.merged and name not in node.hidden else None
             node = self._nodes[number]
         return node
 
@@ -169,6 +197,14 @@ class DiskModel:
         node = FileNode(self._take_number(), join(parts))
         self._nodes[node.number] = node
         parent.entries[parts[-1]] = node.number
+        parent.hidden.discard(parts[-1])
+        return node
+
+    def create_unnamed(self, parts: Parts) -> FileNode:
+        """A file in no directory (`O_TMPFILE`): gone at the next crash; `parts` names
+        the directory it was made in, for labels."""
+        node = FileNode(self._take_number(), join(parts))
+        self._nodes[node.number] = node
         return node
 
     def mkdir(self, parts: Parts) -> None:
@@ -178,6 +214,7 @@ class DiskModel:
         node = DirNode(self._take_number())
         self._nodes[node.number] = node
         parent.entries[parts[-1]] = node.number
+        parent.hidden.discard(parts[-1])
         require(
             self.lookup(parts) is node, "a new directory is where it was made", path=join(parts)
         )
@@ -212,6 +249,7 @@ class DiskModel:
             self._check_replaceable(node, target, dst)
         del self._parent(src).entries[src[-1]]
         dst_parent.entries[dst[-1]] = node.number
+        dst_parent.hidden.discard(dst[-1])
         self._rename_paths(node, join(dst))
         require(
             self.lookup(dst) is node and self.lookup(src) is None,
@@ -239,6 +277,66 @@ class DiskModel:
     def fsync_dir(self, parts: Parts) -> None:
         directory = self.directory(parts)
         directory.durable_entries = dict(directory.entries)
+        directory.durable_hidden = set(directory.hidden)
+
+    def sync_all(self) -> None:
+        """`sync()`: everything durable, every file's data and every directory's names."""
+        for number in sorted(self._nodes):
+            node = self._nodes[number]
+            if isinstance(node, DirNode):
+                node.durable_entries = dict(node.entries)
+                node.durable_hidden = set(node.hidden)
+            else:
+                self.fsync(node)
+
+    # -- the real file system beneath (see `_overlay`) ----------------------
+
+    def adopt_dir(self, parts: Parts) -> DirNode:
+        """Copy up a real directory: a merged one at `parts`, durable at once (it was
+        on the disk from the start). Its parent must be here and lack the name."""
+        parent = self._parent(parts)
+        require(
+            parts[-1] not in parent.entries, "a copy-up never replaces a name", path=join(parts)
+        )
+        node = DirNode(self._take_number(), merged=True)
+        self._nodes[node.number] = node
+        parent.entries[parts[-1]] = parent.durable_entries[parts[-1]] = node.number
+        return node
+
+    def adopt_file(self, parts: Parts, data: bytes) -> FileNode:
+        """Copy up a real file with its contents, durable at once (as `adopt_dir`)."""
+        parent = self._parent(parts)
+        require(
+            parts[-1] not in parent.entries, "a copy-up never replaces a name", path=join(parts)
+        )
+        node = FileNode(self._take_number(), join(parts))
+        node.data = bytearray(data)
+        node.durable = bytearray(data)
+        self._nodes[node.number] = node
+        parent.entries[parts[-1]] = parent.durable_entries[parts[-1]] = node.number
+        return node
+
+    def hide(self, parts: Parts) -> None:
+        """Hide the real name beneath `parts` (a whiteout): durable after `fsync_dir`."""
+        parent = self._parent(parts)
+        require(parent.merged, "only a merged directory hides real names", path=join(parts))
+        parent.hidden.add(parts[-1])
+
+    def keep_new_names(self, parts: Parts, number: int) -> None:
+        """Make durable the names on the way to node `number` at `parts` that were
+        created since their directory's last fsync (never a renamed or replaced
+        one): what ext4, XFS and btrfs do at the fsync of a new file or directory,
+        which POSIX does not promise."""
+        for depth in range(len(parts), 0, -1):
+            parent = self.lookup(parts[: depth - 1])
+            name = parts[depth - 1]
+            if not isinstance(parent, DirNode) or parent.entries.get(name) != number:
+                return  # removed or renamed away since: no name of its own to keep
+            if name in parent.durable_entries:
+                return
+            parent.durable_entries[name] = number
+            parent.durable_hidden.discard(name)
+            number = parent.number
 
     # -- data ---------------------------------------------------------------
 
@@ -297,6 +395,7 @@ class DiskModel:
             node = self._nodes[number]
             if isinstance(node, DirNode):
                 node.entries = dict(node.durable_entries)
+                node.hidden = set(node.durable_hidden)
                 continue
             node.path = reachable[number]
             _check_images(node)
@@ -315,6 +414,13 @@ class DiskModel:
             ),
             "a crash leaves no name on a lost node",
         )
+
+    def durable_nodes(self) -> list[tuple[str, Node]]:
+        """What a crash that lost every unsynced change would leave: each node
+        reachable by durable names, with its path, parents before children."""
+        tree = self._durable_tree()
+        found = [(path, self._nodes[number]) for number, path in tree.items()]
+        return sorted(found, key=lambda item: (len(split_path(item[0])), item[0]))
 
     def _durable_tree(self) -> dict[int, str]:
         """Every node reachable from the root by durable entries, with its first path."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import posix
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from seedbed._core.contract import broken, require
 from seedbed._core.entropy import Stream
@@ -30,6 +31,18 @@ from seedbed.fs._coordinator import FaultCoordinator
 from seedbed.fs._file import File, Mode
 from seedbed.fs._model import DiskModel, FileNode, Parts, join, oserror, split_path
 from seedbed.fs._tear import Tearer
+
+T = TypeVar("T")
+_WATCHED = ("fsync", "write", "rename")  # the disk operations a crash can be armed at
+
+
+class Handle(Protocol):
+    """What the data operations need of an open file: both doors' files have it."""
+
+    node: FileNode
+    path: str
+    epoch: int
+
 
 FAULT_KINDS = (
     "read_error",
@@ -78,13 +91,28 @@ class SimDisk:
                 )
             coordinator.register(self.name)
             self._coordinator = coordinator
-        self._tearer = Tearer(stream, self.config, self.name, self._permit, self.fault_counts)
+        # Where the process starts (the real working directory): paths under it are
+        # labelled from it, "./data/log", so a program keeping its files in a
+        # relative folder draws the same labels, and hashes the same, on every
+        # machine and checkout. The Python file API's processes start here too.
+        self.home = _working_directory()
+        self._home_prefix = "" if self.home == "/" else self.home + "/"
+        self._tearer = Tearer(
+            stream, self.config, self.name, self._permit, self.fault_counts, self.shown
+        )
         # Told of each fsync, write and rename, before and after, while a fault
         # waits for one (`seedbed.world._operations`); None (no cost) otherwise.
         self.observer: Callable[[str, str], object] | None = None
 
     def __repr__(self) -> str:
         return f"<SimDisk {self.name} crashes={self._epoch}>"
+
+    def shown(self, path: str) -> str:
+        """`path` as draws' labels name it: from the home folder when under it."""
+        prefix = self._home_prefix
+        if prefix and path.startswith(prefix):
+            return "./" + path[len(prefix) :]
+        return path
 
     @property
     def crashes(self) -> int:
@@ -100,21 +128,31 @@ class SimDisk:
         self._files_changed()
 
     # -- namespace operations ------------------------------------------------
+    #
+    # Each operation has two doors: `seedbed.fs` awaits it (`open`, `rename`...:
+    # its latency on virtual time, then the change), and the Python file API
+    # (`_posix`) calls it at once through `now` (its latency blocks the thread).
+    # Both end in the same `*_now` core, so one disk has one set of semantics.
 
     async def open(self, path: str | os.PathLike[str], mode: Mode) -> SimFile:
         parts = split_path(path)
         await self._io("open", join(parts))
+        node = self.open_now(parts, create=mode.create, exclusive=mode.exclusive,
+                             truncate=mode.truncate)  # fmt: skip
+        return SimFile(self, node, join(parts), mode)
+
+    def open_now(self, parts: Parts, *, create: bool, exclusive: bool, truncate: bool) -> FileNode:
         node = self._model.file(parts)
         if node is None:
-            if not mode.create:
+            if not create:
                 raise oserror(errno.ENOENT, join(parts))
             node = self._model.create_file(parts)
             self._files_changed()
-        elif mode.exclusive:
+        elif exclusive:
             raise oserror(errno.EEXIST, join(parts))
-        elif mode.truncate:
+        elif truncate:
             self._model.truncate(node, 0)
-        return SimFile(self, node, join(parts), mode)
+        return node
 
     async def rename(self, src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
         src_parts, dst_parts = split_path(src), split_path(dst)
@@ -124,6 +162,13 @@ class SimDisk:
         self._model.rename(src_parts, dst_parts)
         if self.observer is not None and self.observer("rename", "after"):
             await _halt()
+        self._renamed(src_parts, dst_parts)
+
+    def rename_now(self, src_parts: Parts, dst_parts: Parts) -> None:
+        self._model.rename(src_parts, dst_parts)
+        self._renamed(src_parts, dst_parts)
+
+    def _renamed(self, src_parts: Parts, dst_parts: Parts) -> None:
         if self._coordinator is not None:
             self._coordinator.renamed(self.name, join(src_parts), join(dst_parts))
             self._files_changed()
@@ -131,6 +176,9 @@ class SimDisk:
     async def remove(self, path: str | os.PathLike[str]) -> None:
         parts = split_path(path)
         await self._io("remove", join(parts))
+        self.remove_now(parts)
+
+    def remove_now(self, parts: Parts) -> None:
         self._model.remove(parts)
         self._files_changed()
 
@@ -172,15 +220,33 @@ class SimDisk:
         await self._io("fsync_dir", join(parts))
         self._model.fsync_dir(parts)
 
+    def sync(self) -> None:
+        """Everything written is durable, names and data (`sync()`, or the kernel
+        writing its cache back as a process stops while the machine stays up)."""
+        self._model.sync_all()
+
+    @property
+    def model(self) -> DiskModel:
+        """The namespace and contents, for the Python file API's door (`_posix`), which
+        changes names through it after `now`; `seedbed.fs` never needs it."""
+        return self._model
+
+    def files_changed(self) -> None:
+        """Tell the coordinator (if any) that names changed through `model`."""
+        self._files_changed()
+
     # -- file data ------------------------------------------------------------
 
-    async def read_at(self, file: SimFile, offset: int, n: int) -> bytes:
+    async def read_at(self, file: Handle, offset: int, n: int) -> bytes:
         await self._io("read", file.path, file.epoch)
+        return self.read_now(file, offset, n)
+
+    def read_now(self, file: Handle, offset: int, n: int) -> bytes:
         if file.node.lost:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.read_error_probability > 0 and self._stream.chance(
-            config.read_error_probability, f"disk {self.name} read error {file.path}"
+            config.read_error_probability, f"disk {self.name} read error {self.shown(file.path)}"
         ):
             self.fault_counts["read_error"] += 1
             raise oserror(errno.EIO, file.path)
@@ -189,7 +255,8 @@ class SimDisk:
             data
             and config.corrupt_read_probability > 0
             and self._stream.chance(
-                config.corrupt_read_probability, f"disk {self.name} corrupt read {file.path}"
+                config.corrupt_read_probability,
+                f"disk {self.name} corrupt read {self.shown(file.path)}",
             )
         ):
             data = self._corrupt(file.path, offset, data)
@@ -215,15 +282,21 @@ class SimDisk:
         damaged[index] ^= 1 << bit
         return bytes(damaged)
 
-    async def write_at(self, file: SimFile, offset: int | None, data: bytes) -> int:
+    async def write_at(self, file: Handle, offset: int | None, data: bytes) -> int:
         if self.observer is not None and self.observer("write", "before"):
             await _halt()
         await self._io("write", file.path, file.epoch)
+        end = self.write_now(file, offset, data)
+        if self.observer is not None and self.observer("write", "after"):
+            await _halt()
+        return end
+
+    def write_now(self, file: Handle, offset: int | None, data: bytes) -> int:
         if file.node.lost:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.write_error_probability > 0 and self._stream.chance(
-            config.write_error_probability, f"disk {self.name} write error {file.path}"
+            config.write_error_probability, f"disk {self.name} write error {self.shown(file.path)}"
         ):
             self.fault_counts["write_error"] += 1
             raise oserror(errno.EIO, file.path)
@@ -232,15 +305,14 @@ class SimDisk:
             return start
         landed = start
         if config.misdirect_write_probability > 0 and self._stream.chance(
-            config.misdirect_write_probability, f"disk {self.name} misdirect {file.path}"
+            config.misdirect_write_probability,
+            f"disk {self.name} misdirect {self.shown(file.path)}",
         ):
             landed = self._misdirect(file, start, len(data))
         self._model.write(file.node, start, data, landed)
-        if self.observer is not None and self.observer("write", "after"):
-            await _halt()
         return start + len(data)
 
-    def _misdirect(self, file: SimFile, start: int, length: int) -> int:
+    def _misdirect(self, file: Handle, start: int, length: int) -> int:
         """Where a misdirected write lands: the same offset within another sector."""
         size = self.config.sector_size
         first = start // size
@@ -260,38 +332,83 @@ class SimDisk:
         )  # fmt: skip
         return landed
 
-    async def truncate(self, file: SimFile, size: int) -> None:
+    async def truncate(self, file: Handle, size: int) -> None:
         await self._io("truncate", file.path, file.epoch)
+        self.truncate_now(file, size)
+
+    def truncate_now(self, file: Handle, size: int) -> None:
         if file.node.lost:
             self._stale(file)
         self._model.truncate(file.node, size)
 
-    async def fsync(self, file: SimFile) -> None:
+    async def fsync(self, file: Handle) -> None:
         if self.observer is not None and self.observer("fsync", "before"):
             await _halt()
         await self._io("fsync", file.path, file.epoch)
+        self.fsync_now(file)
+        if self.observer is not None and self.observer("fsync", "after"):
+            await _halt()
+
+    def fsync_now(self, file: Handle) -> None:
         if file.node.lost:
             self._stale(file)
         config = self.config  # a zero probability draws nothing: no label to build
         if config.fsync_error_probability > 0 and self._stream.chance(
-            config.fsync_error_probability, f"disk {self.name} fsync error {file.path}"
+            config.fsync_error_probability, f"disk {self.name} fsync error {self.shown(file.path)}"
         ):
             self.fault_counts["fsync_error"] += 1
             self._model.lose_pending(file.node)
             raise oserror(errno.EIO, file.path)
         self._model.fsync(file.node)
-        if self.observer is not None and self.observer("fsync", "after"):
-            await _halt()
 
-    def check_live(self, file: SimFile) -> None:
+    def check_live(self, file: Handle) -> None:
         """OSError(EIO) if `file` was opened before the last crash."""
         if file.epoch != self._epoch:
             raise OSError(errno.EIO, "file handle from before the disk crashed", file.path)
 
+    # -- the Python file API's door --------------------------------------------
+
+    def now(self, op: str, path: str, epoch: int | None, action: Callable[[], T]) -> T:
+        """Run `action` (a `*_now` core) as a blocking call of the program's: its
+        latency blocks the thread (virtual time moves on, every node waits, as
+        the one thread they share is held), and an operation crash armed for
+        `op` fires here. Before: the node dies, the call has no effect and
+        raises OSError(EIO). After: it took effect, the node died, and the call
+        returns (a blocking call cannot be made to never return); nothing the
+        dead incarnation does after reaches the world."""
+        watched = self.observer is not None and op in _WATCHED
+        if watched and self.observer is not None and self.observer(op, "before"):
+            raise OSError(errno.EIO, f"the node crashed before this {op}", path)
+        self._spend(op, path, epoch)
+        result = action()
+        if watched and self.observer is not None:
+            self.observer(op, "after")
+        return result
+
+    def _spend(self, op: str, path: str, epoch: int | None) -> None:
+        """`_io` for a blocking call: the latency is drawn and blocks the loop's thread."""
+        if epoch is not None and epoch != self._epoch:
+            raise OSError(errno.EIO, "file handle from before the disk crashed", path)
+        delay = self._latency(op)
+        if delay > 0:
+            driver = getattr(asyncio.events._get_running_loop(), "driver", None)
+            if driver is not None:
+                driver.block(delay)
+
+    def _latency(self, op: str) -> float:
+        """The operation's latency, drawn (no draw when the config fixes it)."""
+        low, high = self.config.latency_min, self.config.latency_max
+        if high <= 0:
+            return 0.0
+        label = self._labels.get(op)
+        if label is None:  # one string per operation kind: its hash is computed once
+            label = self._labels[op] = f"disk {self.name} {op}"
+        return low if low == high else self._stream.uniform(low, high, label)
+
     # -- helpers --------------------------------------------------------------
 
     @staticmethod
-    def _stale(file: SimFile) -> None:
+    def _stale(file: Handle) -> None:
         """A handle `_io` let through reaches a node a crash dropped."""
         broken("a file opened before a crash does nothing on the disk", path=file.path)
 
@@ -300,12 +417,8 @@ class SimDisk:
         started = self._epoch if epoch is None else epoch
         if started != self._epoch:
             raise OSError(errno.EIO, "file handle from before the disk crashed", path)
-        low, high = self.config.latency_min, self.config.latency_max
-        if high > 0:
-            label = self._labels.get(op)
-            if label is None:  # one string per operation kind: its hash is computed once
-                label = self._labels[op] = f"disk {self.name} {op}"
-            delay = low if low == high else self._stream.uniform(low, high, label)
+        if self.config.latency_max > 0:
+            delay = self._latency(op)
             # On the world's exact clock: I/O completes when it completes, whatever
             # clock resolution the program's timers see. The driver's exact sleep
             # without its coroutine, once per disk operation: one frame fewer to
@@ -332,6 +445,14 @@ class SimDisk:
             return True
         self.fault_counts["vetoed"] += 1
         return False
+
+
+def _working_directory() -> str:
+    """The real working directory ("/" if it was removed under the process)."""
+    try:
+        return posix.getcwd()
+    except OSError:
+        return "/"
 
 
 async def _halt() -> None:

@@ -41,7 +41,7 @@ NEW, OLD, GARBAGE = "new", "old", "garbage"
 class Tearer:
     """Settles a file's pending writes at a crash, drawing from one disk's stream."""
 
-    __slots__ = ("_config", "_counts", "_name", "_permit", "_stream")
+    __slots__ = ("_config", "_counts", "_name", "_permit", "_shown", "_stream")
 
     def __init__(
         self,
@@ -50,8 +50,10 @@ class Tearer:
         name: str,
         permit: Permit,
         counts: dict[str, int],
+        shown: Callable[[str], str] = str,
     ) -> None:
         self._stream = stream
+        self._shown = shown  # a path as labels name it (`SimDisk.shown`)
         self._config = config
         self._name = name
         self._permit = permit
@@ -101,7 +103,7 @@ class Tearer:
 
     def _fate(self, path: str, sector: int) -> str:
         """New, old or garbage for one sector: drawn, then cleared by the coordinator."""
-        config, label = self._config, f"disk {self._name} torn {path} sector {sector}"
+        config, label = self._config, f"disk {self._name} torn {self._shown(path)} sector {sector}"
         if not self._stream.chance(config.torn_sector_probability, label):
             return NEW
         garbage = self._stream.chance(config.torn_garbage_probability, f"{label} garbage")
@@ -117,7 +119,7 @@ class Tearer:
         """The write's full extent or the cut-back length, when they differ."""
         if full == cut:
             return full
-        label = f"disk {self._name} torn {path} keeps length"
+        label = f"disk {self._name} torn {self._shown(path)} keeps length"
         keep = self._stream.chance(self._config.torn_keep_length_probability, label)
         return full if keep else cut
 
@@ -146,7 +148,7 @@ class Tearer:
         first_boundary = (start // size + 1) * size
         interior = (start + length - 1 - first_boundary) // size + 1 if length else 0
         options = max(interior, 0) + 2
-        k = self._stream.below(options, f"disk {self._name} tear {path}")
+        k = self._stream.below(options, f"disk {self._name} tear {self._shown(path)}")
         if k == 0 or k == options - 1:
             return 0 if k == 0 else length
         kept = first_boundary + (k - 1) * size - start

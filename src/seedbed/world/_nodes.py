@@ -37,12 +37,17 @@ HOST, CLIENT = "host", "client"
 class Node:
     """One named node and its current incarnation."""
 
-    __slots__ = ("context", "disk", "incarnation", "kind", "main", "name", "ref", "result", "task")
+    __slots__ = (
+        "context", "disk", "incarnation", "isolate", "kind", "main", "name", "ref", "result",
+        "task",
+    )  # fmt: skip
 
     def __init__(
-        self, name: str, kind: str, main: Callable[[], Any], disk: Any, result: Any
-    ) -> None:
+        self, name: str, kind: str, main: Callable[[], Any], disk: Any, result: Any,
+        isolate: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.name = name
+        self.isolate = isolate  # modules imported afresh at each start (`_process`)
         self.result = result  # a client's: the future of its first completed incarnation
         self.kind = kind
         self.main = main
@@ -115,6 +120,7 @@ class NodeTable:
         ref = NodeRef(node.name, node.incarnation, disk=node.disk)
         if previous is not None:
             ref.wall_offset_ns, ref.wall_rate = previous.wall_offset_ns, previous.wall_rate
+            ref.wall_reads = previous.wall_reads
         node.ref = ref
         node.context = new_node_context(ref)
         return ref
@@ -129,6 +135,10 @@ class NodeTable:
     def close_graveyard(self) -> None:
         """Close buried coroutines where nothing they do can reach the world."""
         for task, context in self.graveyard:
+            if task.done():  # ended by the rest of the callback its crash cut (a
+                if not task.cancelled():  # blocking call's EIO): nobody's to hear of
+                    task.exception()
+                continue
             coro = task.get_coro()
             if coro is not None:
                 with contextlib.suppress(BaseException):

@@ -96,9 +96,13 @@ def scenario(buggy: bool) -> Scenario:
     nodes: dict[str, Any] = {}
 
     def setup(sim: Simulation) -> None:
-        nodes["p1"], nodes["p2"] = Primary(not buggy, sim.loop.time), Backup()
-        sim.host("p1", nodes["p1"].main)
-        sim.host("p2", nodes["p2"].main)
+        def start(name: str, make: Any) -> Any:  # built inside main, seen by the oracle
+            nodes[name] = make()
+            return nodes[name].main()
+
+        nodes["p1"], nodes["p2"] = Primary(not buggy, sim.loop.time), Backup()  # before starts
+        sim.host("p1", lambda: start("p1", lambda: Primary(not buggy, sim.loop.time)))
+        sim.host("p2", lambda: start("p2", Backup))
 
     def one_primary() -> bool:
         return not (nodes["p1"].is_primary() and nodes["p2"].is_primary())

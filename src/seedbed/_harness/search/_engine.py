@@ -23,11 +23,13 @@ from seedbed._core.choices import Choice
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
+from seedbed._harness.search._recheck import DEFAULT_SHARE, GAP, Rechecker
 from seedbed._harness.search._state import State
 from seedbed._harness.search._store import CORPUS, FAILURES, Store, header_of, order_of
 from seedbed._harness.shrink._trial import asyncio_log_off
 from seedbed._harness.sweeps._command import resume_command
 from seedbed._harness.sweeps._folder import Holder, locked
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.targets import resolve
 from seedbed.errors import UsageError
 
@@ -55,6 +57,7 @@ class ExploreSpec:
     plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
     branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
     argv: list[str] = field(default_factory=list)  # as typed: to print the command that resumes
+    recheck: int = DEFAULT_SHARE  # run 1 plan in this many again after others; 0: never
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -67,6 +70,7 @@ class Search:
 
     state: State
     store: Store
+    rechecks: Rechecker = field(default_factory=lambda: Rechecker(0))
     ran: int = 0
     resumed: int = 0
     seconds: float = 0.0
@@ -104,7 +108,9 @@ def replayed(spec: ExploreSpec) -> tuple[Search, list[Candidate]]:
     a damaged one is a one-line `UsageError`); else an empty state. Takes no lock
     and writes nothing: `explore` calls it holding the folder's lock."""
     header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
-    search = Search(State(), Store(spec.out, header, spec.resume))
+    store = Store(spec.out, header, spec.resume)
+    # Dask has no worker to pin a rerun to: a search there does not recheck.
+    search = Search(State(), store, Rechecker(spec.recheck if spec.scheduler is None else 0))
     return search, _replay_log(spec, search)
 
 
@@ -190,9 +196,9 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
             plans = [_plan_of(spec, i, snapshot) for i in range(start, end)]
             fold = _folder(spec, search, on_line)
             if pool is None:
-                _run_here(spec, obj, plans, snapshot, started, fold)
+                _run_here(spec, obj, plans, snapshot, started, fold, search)
             else:
-                _run_pooled(pool, plans, snapshot, fold)
+                _run_pooled(pool, plans, snapshot, fold, search)
             if search.stopped:
                 return
     finally:
@@ -237,13 +243,20 @@ def _source(plan: Plan, snapshot: list[Candidate]) -> list[Choice] | None:
 
 
 def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Candidate],
-              started: float, fold: Fold) -> None:  # fmt: skip
+              started: float, fold: Fold, search: Search) -> None:  # fmt: skip
+    """Run the batch in this process; its chosen plans again at its end (see `_recheck`)."""
+    firsts: list[tuple[Plan, dict[str, Any]]] = []
     for plan in plans:
         if spec.budget is not None and time.monotonic() - started >= spec.budget:
-            return
+            break
         result = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        if search.rechecks.wants(plan):
+            firsts.append((plan, result))
         if not fold(plan, result):
-            return
+            break
+    for plan, first in firsts:
+        again = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        search.rechecks.compare(plan, first, again)
 
 
 def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
@@ -281,18 +294,31 @@ def _pool(spec: ExploreSpec) -> Any:
         from seedbed._harness.sweeps._dask import DaskPool
 
         return DaskPool(spec.scheduler, settings, spec.seed_timeout, worker=_SEARCH_WORKER)
-    from seedbed._harness.sweeps._pool import WorkerPool
-
     return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
                       worker=_SEARCH_WORKER)  # fmt: skip
 
 
-def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold) -> None:
+def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold,
+                search: Search) -> None:  # fmt: skip
     """Run the batch on the pool, folding each result as soon as every earlier
-    run's is folded (so a kill loses only runs not yet folded)."""
+    run's is folded (so a kill loses only runs not yet folded). A chosen plan
+    runs again in the worker that ran it, after others (see `_recheck`)."""
     by_seed = {plan.seed: plan for plan in plans}
+    by_index = {plan.index: plan for plan in plans}
     answers: dict[int, dict[str, Any]] = {}
+    firsts: dict[int, dict[str, Any]] = {}
     waiting = list(plans)
+
+    def follow_up(record: dict[str, Any]) -> dict[str, Any] | None:
+        plan = by_index.get(record.get("index", -1))
+        if record.get("kind") == "recheck" or plan is None or not search.rechecks.wants(plan):
+            return None
+        firsts[plan.index] = record
+        return {**requests[plan.index - plans[0].index], "recheck": True}
+
+    def rechecked(record: dict[str, Any]) -> None:
+        plan = by_index[int(record["index"])]
+        search.rechecks.compare(plan, firsts.pop(plan.index), record)
 
     def flush() -> None:
         while waiting and waiting[0].index in answers:
@@ -300,6 +326,13 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
             fold(plan, answers.pop(plan.index))
 
     def answered(record: dict[str, Any]) -> None:
+        if record.get("kind") == "recheck":
+            rechecked(record)
+            return
+        if record.get("recheck") is True:  # a rerun's worker died or timed out
+            plan = by_seed[int(record["seed"])]
+            rechecked({"index": plan.index, "status": record["status"], "failure": None})
+            return
         if "index" in record:
             answers[int(record["index"])] = record
             flush()
@@ -317,4 +350,7 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
         source = _source(plan, snapshot)
         rows = None if source is None else [[c.stream, c.reason, c.value] for c in source]
         requests.append({"seed": plan.seed, "plan": plan.to_json(), "source": rows})
-    pool.run(requests, answered)
+    if isinstance(pool, WorkerPool):
+        pool.run(requests, answered, follow_up=follow_up, after=GAP)
+    else:
+        pool.run(requests, answered)

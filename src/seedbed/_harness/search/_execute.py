@@ -49,10 +49,11 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict
             try:
                 outcome = run_target(obj, plan.seed, last_events=False, **given)
                 error, steps, faults = outcome.error, outcome.steps, outcome.faults
+                ran = {"trace_hash": outcome.trace_hash, "result_digest": outcome.result_digest}
             except UsageError:
                 raise
             except Exception as exc:  # a failure outside the simulation proper
-                error, steps, faults = exc, None, None
+                error, steps, faults, ran = exc, None, None, {}
     finally:
         entropy.choice_session = previous
     between_runs()  # what the run left goes, amortized, as a sweep's worker does (`_collect`)
@@ -73,6 +74,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict
         "positions": covered.positions,
         "times": covered.times,
         "choices": [[c.stream, c.reason, c.value] for c in chosen],
+        **ran,  # what a recheck compares (see `_recheck`)
     }
 
 

@@ -37,6 +37,7 @@ class Results:
 
     headers: list[Record] = field(default_factory=list)
     seeds: dict[int, Record] = field(default_factory=dict)
+    rechecks: dict[int, Record] = field(default_factory=dict)  # the latest per seed
     whole_bytes: int = 0  # the length up to the last complete line
 
 
@@ -137,6 +138,8 @@ def _take(results: Results, record: Record) -> None:
         results.headers.append(record)
     elif record.get("kind") == "seed":
         results.seeds[record["seed"]] = record
+    elif record.get("kind") == "recheck" and type(record.get("seed")) is int:
+        results.rechecks[record["seed"]] = record
 
 
 def check_resumable(path: Path, results: Results, header: Record) -> None:
