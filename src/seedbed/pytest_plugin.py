@@ -11,6 +11,12 @@ runs on seedbed's loop (the marker's other arguments are run options such as
 the test's seed. A failing seed's report ends with the command that replays
 it, and the terminal summary lists them all.
 
+Failures stay found: a failing seed is saved to `.seedbed/failures/` (in the
+directory pytest was started from, a folder per test), and the next session
+runs that test's saved seeds first, before its own, until each passes (then
+it is dropped); the terminal summary lists them apart. `--seedbed-no-saved`
+turns the database off; `DST_SEED` runs the one seed asked for and no other.
+
 Like a sweep, the plugin checks itself (`--seedbed-recheck N`, 20 by
 default, 0 off): 1 seed in N of each marked test, and at least its first,
 runs twice in this process, which has run other seeds before it; a
@@ -20,6 +26,7 @@ different trace hash, result or failure fails the test with `Nondeterminism`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -52,6 +59,7 @@ __all__ = [
 
 DEFAULT_SEEDS = 10
 _REPLAY = "seedbed_replay"  # the user property that carries a failing seed's replay line
+_SAVED = "seedbed_saved"  # ... and what became of a saved failure replayed first
 _RUN_OPTIONS = ("max_steps", "max_time", "strict", "cpu_cost_min", "cpu_cost_max",
                 "timer_jitter_max")  # fmt: skip
 _HASH_ADVICE = (
@@ -79,6 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run marked tests under this one seed (or DST_SEED=N)")  # fmt: skip
     group.addoption("--seedbed-base-seed", default="0", metavar="SEED",
                     help="the base the per-test seeds derive from (default 0)")  # fmt: skip
+    group.addoption("--seedbed-no-saved", action="store_true", default=False,
+                    help="neither replay nor save failing seeds (.seedbed/failures)")  # fmt: skip
     group.addoption("--seedbed-recheck", type=int, default=DEFAULT_SHARE, metavar="N",
                     help="run 1 seed in N of each marked test (and its first) twice and "
                          "fail on any difference (default 20; 0: off)")  # fmt: skip
@@ -92,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[_chosen_seeds] = _chosen(config)  # bad seeds stop pytest here, clearly
     config.pluginmanager.register(_FailingSeeds(), "seedbed-failing-seeds")
+    config.stash[_saved] = {}
 
 
 _chosen_seeds = pytest.StashKey[tuple[int | None, int]]()
@@ -139,6 +150,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "seed" not in metafunc.fixturenames:
         metafunc.fixturenames.append("seed")  # an async test gets a seed without asking
     seeds = _seeds_for(metafunc.config, metafunc.definition.nodeid, marker)
+    saved = _saved_seeds(metafunc.config, metafunc.definition.nodeid)
+    seeds = [*saved, *(seed for seed in seeds if seed not in saved)]  # saved failures first
     metafunc.parametrize("seed", seeds, ids=[f"seed={seed}" for seed in seeds])
     share = metafunc.config.getoption("seedbed_recheck") or 0
     rechecked = metafunc.config.stash.setdefault(_rechecked, set())
@@ -148,6 +161,58 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 _rechecked = pytest.StashKey[set[tuple[str, int]]]()
+_saved = pytest.StashKey[dict[tuple[str, int], Any]]()  # (test, seed) -> its saved entry
+
+
+def _database(config: pytest.Config, test_id: str) -> Any:
+    """The test's failures in the database, or None when it is off (or one seed is asked for)."""
+    from seedbed._harness.failures._db import ROOT, FailureDB
+
+    if config.getoption("seedbed_no_saved") or config.stash[_chosen_seeds][0] is not None:
+        return None
+    return FailureDB(test_id, config.invocation_params.dir / ROOT)
+
+
+def _saved_seeds(config: pytest.Config, test_id: str) -> list[int]:
+    """The seeds of `test_id` saved by earlier sessions; a damaged entry stops pytest."""
+    from seedbed.errors import UsageError
+
+    db = _database(config, test_id)
+    if db is None:
+        return []
+    try:
+        entries = [entry for entry in db.entries() if entry.found_by == "pytest"]
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for entry in entries:
+        config.stash[_saved][(test_id, entry.seed)] = entry
+    return list(dict.fromkeys(entry.seed for entry in entries))
+
+
+def _keep_or_drop(item: pytest.Item, seed: int, report: pytest.TestReport,
+                  call: pytest.CallInfo[None]) -> str | None:  # fmt: skip
+    """Save a failing seed; drop a saved one that passes now; for a saved seed, the
+    line the summary shows about it."""
+    test_id = item.nodeid.split("[")[0]
+    db = _database(item.config, test_id)
+    if db is None:
+        return None
+    entry = item.config.stash[_saved].get((test_id, seed))
+    if report.failed:
+        error = call.excinfo.value if call.excinfo is not None else None
+        message = str(error).strip().splitlines()[0] if error is not None and str(error) else ""
+        failure = {
+            "error_type": type(error).__name__ if error else None,
+            "bucket": f"{type(error).__name__}: {message}"[:200],
+            "message": message[:200],
+        }
+        with contextlib.suppress(OSError):  # pytest reports the test's own failure; a full
+            db.save_seed(seed, {}, "pytest", failure, replay_line(item, seed))  # disk is next
+        return None if entry is None else f"{item.nodeid}: still fails"
+    if entry is None:
+        return None
+    db.drop(entry)
+    return f"{item.nodeid}: passes now (dropped)"
 
 
 def _fingerprint(run: Callable[[], Any]) -> tuple[Any, BaseException | None, tuple[Any, ...]]:
@@ -345,6 +410,11 @@ def pytest_runtest_makereport(
     report = yield
     callspec = getattr(item, "callspec", None)
     seed = callspec.params.get("seed") if callspec is not None else None
+    marked = item.get_closest_marker("seedbed") is not None
+    if marked and isinstance(seed, int) and (report.when == "call" or report.failed):
+        told = _keep_or_drop(item, seed, report, call)
+        if told is not None:
+            report.user_properties.append((_SAVED, told))
     if report.failed and isinstance(seed, int):
         line = replay_line(item, seed)
         report.user_properties.append((_REPLAY, line))
@@ -367,12 +437,18 @@ class _FailingSeeds:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.saved: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
             self.lines += [str(value) for name, value in report.user_properties if name == _REPLAY]
+        self.saved += [str(value) for name, value in report.user_properties if name == _SAVED]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.saved:
+            terminalreporter.section("seedbed: saved failures, replayed first")
+            for line in dict.fromkeys(self.saved):
+                terminalreporter.write_line(terminal(line))
         if self.lines:
             terminalreporter.section("seedbed: failing seeds")
             for line in dict.fromkeys(self.lines):

@@ -7,7 +7,8 @@ replay diverged), 2 bad input, with a one-line message and no traceback.
 
 One module per command family: `_run` (run, replay), `_sweep` (sweep,
 check-determinism), `_shrink`, `_report`, `_check` (check-history, with
-`_txn` for transaction histories), `_search` (explore); `_group` holds the group and what the
+`_txn` for transaction histories), `_search` (explore), `_failures` (the failure
+database); `_group` holds the group and what the
 commands share, `_guard` the user's program misbehaving, `_explore` the
 exploration flags. This is the only package that imports click (besides a
 sweep's progress lines).
@@ -20,6 +21,7 @@ import sys
 
 from seedbed._core.hashseed import fixed_env, hash_seed_is_fixed
 from seedbed.cli._check import check_history
+from seedbed.cli._failures import failures
 from seedbed.cli._group import SEED, cli
 from seedbed.cli._guard import echo
 from seedbed.cli._lint import lint
@@ -32,7 +34,18 @@ from seedbed.cli._view import view
 
 __all__ = ["SEED", "cli", "main"]
 
-for _command in (run, replay, sweep, check_determinism, check_history, report, shrink, lint, view):
+for _command in (
+    run,
+    replay,
+    sweep,
+    check_determinism,
+    check_history,
+    report,
+    shrink,
+    lint,
+    view,
+    failures,
+):
     cli.add_command(_command)
 cli.add_command(explore_command)  # seedbed explore: coverage-guided search (issue 26)
 

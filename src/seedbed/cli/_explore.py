@@ -1,4 +1,5 @@
-"""The four exploration flags, added to `run`, `sweep` and `shrink` alike.
+"""The four exploration flags, added to `run`, `sweep` and `shrink` alike, and
+the failure database's switch, added to `sweep` and `explore`.
 
 Their values become run options through `seedbed._harness.explore`.
 """
@@ -33,3 +34,12 @@ def explore_flags(command: F) -> F:
     for flag in reversed(flags):
         command = flag(command)
     return command
+
+
+def saved_flag(command: F) -> F:
+    """Add --saved/--no-saved: the failure database (`.seedbed/failures`) on or off."""
+    return click.option(
+        "--saved/--no-saved", default=True, show_default=True,
+        help="replay TARGET's saved failures (.seedbed/failures) first, drop those that "
+             "pass, and save the new ones",
+    )(command)  # fmt: skip

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from seedbed._harness.explore import explore_options
+from seedbed._harness.failures._replay import kept_lines, saved_lines
 from seedbed._harness.search import ExploreSpec, explore
 from seedbed._harness.search._log import LOG
 from seedbed._harness.search._recheck import DEFAULT_SHARE
@@ -18,7 +19,7 @@ from seedbed._harness.search._store import SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._engine import argv
-from seedbed.cli._explore import explore_flags
+from seedbed.cli._explore import explore_flags, saved_flag
 from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
@@ -87,13 +88,14 @@ def default_out(target: str) -> Path:
 @click.option("--recheck", type=click.IntRange(min=0), default=DEFAULT_SHARE, show_default=True,
               metavar="N", help="run 1 run in N (and the first) again in the same process "
               "after other runs; a difference fails the search (0: off)")  # fmt: skip
+@saved_flag
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
                     out: str | None, resume: bool, scheduler: str | None,
                     stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
                     branches: tuple[str, ...],
                     max_steps: int | None, max_time: float | None, recheck: int,
-                    **flags: Any) -> None:  # fmt: skip
+                    saved: bool, **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
     feature and branch from them; write every failure as a choice file."""
     try:
@@ -103,15 +105,19 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
                            seed_timeout, scheduler, branches=tuple(branches),
-                           argv=argv(), recheck=recheck)  # fmt: skip
+                           argv=argv(), recheck=recheck, saved=saved)  # fmt: skip
         search = explore(spec)
         plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:
         usage_error(str(exc))
         return
-    for line in summary_lines(spec, search):
+    lines = summary_lines(spec, search)
+    if search.saved is not None:
+        lines = saved_lines(search.saved) + lines + kept_lines(search.saved)
+    for line in lines:
         echo(line)
     if plain is not None:
         echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
                    f"{len(plain.state.seen)} features reached")  # fmt: skip
-    sys.exit(1 if search.state.buckets or search.rechecks.differed else 0)
+    still = search.saved is not None and search.saved.still_failing
+    sys.exit(1 if search.state.buckets or search.rechecks.differed or still else 0)

@@ -19,7 +19,7 @@ from seedbed._harness.sweeps._determinism import check_determinism as check
 from seedbed._harness.sweeps._determinism import report_lines
 from seedbed._harness.sweeps._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
 from seedbed._harness.sweeps._recheck import DEFAULT_SHARE
-from seedbed.cli._explore import explore_flags
+from seedbed.cli._explore import explore_flags, saved_flag
 from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
@@ -82,12 +82,13 @@ def _seed_range(first: int, seeds: int) -> None:
     help="run 1 seed in N (at least one) a second time in its worker, after other seeds; "
     "a different hash or result fails the sweep (0: off)",
 )
+@saved_flag
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
           strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
           scheduler: str | None, fail_fast: bool, max_failures: int | None, recheck: int,
-          **explore: Any) -> None:  # fmt: skip
+          saved: bool, **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     _seed_range(first, seeds)
     try:
@@ -100,6 +101,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
         resume=resume, fresh=fresh, seed_timeout=seed_timeout, as_json=as_json,
         traceback=show_traceback, require_sometimes=require_sometimes, argv=argv(),
         scheduler=scheduler, max_failures=1 if fail_fast else max_failures, recheck=recheck,
+        saved=saved,
     )  # fmt: skip
     try:
         code = run_sweep(spec)

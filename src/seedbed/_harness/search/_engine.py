@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from seedbed._core.choices import Choice
+from seedbed._harness.failures._db import FailureDB
+from seedbed._harness.failures._replay import Saved, in_process, replay_saved
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
 from seedbed._harness.search._recheck import DEFAULT_SHARE, GAP, Rechecker
 from seedbed._harness.search._state import State
 from seedbed._harness.search._store import CORPUS, FAILURES, Store, header_of, order_of
+from seedbed._harness.shrink._file import RUN_OPTIONS, ChoiceFile
 from seedbed._harness.shrink._trial import asyncio_log_off
 from seedbed._harness.sweeps._command import resume_command
 from seedbed._harness.sweeps._folder import Holder, locked
@@ -58,6 +61,7 @@ class ExploreSpec:
     branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
     argv: list[str] = field(default_factory=list)  # as typed: to print the command that resumes
     recheck: int = DEFAULT_SHARE  # run 1 plan in this many again after others; 0: never
+    saved: bool = True  # replay the target's saved failures first; save the new ones
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -71,6 +75,7 @@ class Search:
     state: State
     store: Store
     rechecks: Rechecker = field(default_factory=lambda: Rechecker(0))
+    saved: Saved | None = None  # the target's failure database (not for a plain sweep)
     ran: int = 0
     resumed: int = 0
     seconds: float = 0.0
@@ -92,14 +97,37 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
         check_address(spec.scheduler)  # before the folder is written
     with locked(spec.out, SEARCH):
         search, snapshot = replayed(spec)
+        if spec.saved and not spec.plain:
+            search.saved = Saved(FailureDB(spec.target))
+            search.saved.load(spec.options)  # a damaged entry is refused before the log is
         store = search.store
         try:
             with _writing(spec):
                 store.start()
+            if search.saved is not None:  # before any run of the search
+                _replay(spec, obj, search.saved)
             _run(spec, obj, search, snapshot, on_line)
         finally:
             store.close()
     return search
+
+
+def _replay(spec: ExploreSpec, obj: Any, saved: Saved) -> None:
+    """The saved failures first: in worker processes when the search has them
+    (the sweep's worker answers a saved failure), else here, as its runs."""
+    settings = {"target": spec.target, "options": spec.options, "runner": spec.runner}
+    if not saved.pending:
+        return
+    if spec.jobs == 1 and spec.scheduler is None:
+        with asyncio_log_off():
+            replay_saved(saved, in_process(obj, settings))
+        return
+    pool = WorkerPool(settings, min(spec.jobs, len(saved.pending)), spec.out / "logs",
+                      spec.seed_timeout)  # fmt: skip
+    try:
+        replay_saved(saved, lambda requests, on_record: pool.run(requests, on_record))
+    finally:
+        pool.close()
 
 
 def replayed(spec: ExploreSpec) -> tuple[Search, list[Candidate]]:
@@ -273,6 +301,10 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
             path = store.write_choices(FAILURES, plan.index, plan.seed, chosen, result["failure"])
             line["failure_file"] = path
             line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
+            if search.saved is not None:
+                options = {k: v for k, v in spec.options.items() if k in RUN_OPTIONS}
+                failed = ChoiceFile(spec.target, plan.seed, chosen, options, result["failure"])
+                search.saved.save_run(failed, spec.runner)
         store.append(line)
     stored = None
     if kept:

@@ -47,6 +47,17 @@ class ChoiceFile:
 
 def write_choices(path: str | Path, saved: ChoiceFile) -> None:
     """Write `saved` to `path` (an `OSError` if it cannot be written)."""
+    text = choices_text(saved)
+    try:  # through a temporary file: a full disk leaves neither an empty nor a cut file
+        replace_file(path, text.encode("utf-8"))
+    except NotRegular:
+        raise
+    except OSError as exc:
+        raise WriteFailed(path, "the choice file", exc) from None
+
+
+def choices_text(saved: ChoiceFile) -> str:
+    """`saved` as a choice file's text: its header, then a draw a line."""
     header = {
         "kind": KIND,
         "version": VERSION,
@@ -61,13 +72,7 @@ def write_choices(path: str | Path, saved: ChoiceFile) -> None:
     for name, pairs in by_stream(saved.choices).items():  # a draw a line: easy to read, diff, edit
         rows = ",\n".join(f"   {json.dumps(pair, allow_nan=False)}" for pair in pairs)
         streams.append(f"  {json.dumps(name)}: [\n{rows}\n  ]")
-    text = "{\n" + "\n".join(lines) + '\n "streams": {\n' + ",\n".join(streams) + "\n }\n}\n"
-    try:  # through a temporary file: a full disk leaves neither an empty nor a cut file
-        replace_file(path, text.encode("utf-8"))
-    except NotRegular:
-        raise
-    except OSError as exc:
-        raise WriteFailed(path, "the choice file", exc) from None
+    return "{\n" + "\n".join(lines) + '\n "streams": {\n' + ",\n".join(streams) + "\n }\n}\n"
 
 
 def read_choices(path: str | Path, target: str) -> ChoiceFile:

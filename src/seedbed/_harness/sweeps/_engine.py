@@ -27,6 +27,8 @@ import click
 
 from seedbed._core.printable import terminal
 from seedbed._core.version import VERSION as SEEDBED_VERSION
+from seedbed._harness.failures._db import FailureDB
+from seedbed._harness.failures._replay import Saved, kept_lines, replay_saved, saved_lines
 from seedbed._harness.sweeps._command import resume_command, runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._declared import declared
@@ -34,6 +36,7 @@ from seedbed._harness.sweeps._display import LiveProgress, recheck_lines, summar
 from seedbed._harness.sweeps._folder import claim, locked
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._recheck import DEFAULT_SHARE, Rechecks
+from seedbed._harness.sweeps._record import FAILED
 from seedbed._harness.sweeps._results import VERSION, Results, ResultsWriter, read_results
 from seedbed._harness.sweeps._summary import Summary, summarize
 from seedbed.errors import UsageError
@@ -62,6 +65,7 @@ class SweepSpec:
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     max_failures: int | None = None  # stop once this run found this many failing seeds
     recheck: int = DEFAULT_SHARE  # run 1 seed in this many twice in its worker; 0: never
+    saved: bool = True  # replay the target's saved failures first; save the new ones
 
     @property
     def seeds(self) -> range:
@@ -152,6 +156,9 @@ def run_sweep(spec: SweepSpec) -> int:
 
 def _locked_sweep(spec: SweepSpec) -> int:
     header = _header(spec)
+    saved = Saved(FailureDB(spec.target)) if spec.saved else None
+    if saved is not None:
+        saved.load(spec.options)  # a damaged entry is refused before the results file is
     previous, writer = _open_results(spec, header)
     finished = {seed for seed in previous.seeds if seed in spec.seeds}
     todo = [seed for seed in spec.seeds if seed not in finished]
@@ -186,12 +193,16 @@ def _locked_sweep(spec: SweepSpec) -> int:
             write(record)
             rechecks.ran(record)
             progress.seed_done(record)
+            if saved is not None and record.get("status") in FAILED:
+                saved.save(int(record["seed"]), spec.options, "sweep", record)
         if spec.max_failures is not None and progress.failed - found_before >= spec.max_failures:
             raise _EnoughFailures(_enough(spec.max_failures))
 
     try:
         with _stop_on_terminate():
             pool = _pool(spec, settings, len(todo))  # reaching a Dask cluster may take seconds
+            if saved is not None:  # before any fresh seed, by the same workers
+                _replay(spec, saved, settings, pool)
             with progress:
                 if isinstance(pool, WorkerPool):
                     pool.run(({"seed": seed} for seed in todo), on_record, progress.tick,
@@ -209,7 +220,7 @@ def _locked_sweep(spec: SweepSpec) -> int:
             if pool is not None:
                 pool.close()
             writer.close()
-    return _finish(spec, progress, stopped)
+    return _finish(spec, progress, stopped, saved)
 
 
 def _pool(spec: SweepSpec, settings: Record, todo: int) -> WorkerPool | DaskPool:
@@ -220,6 +231,22 @@ def _pool(spec: SweepSpec, settings: Record, todo: int) -> WorkerPool | DaskPool
     pool = DaskPool(spec.scheduler, settings, spec.seed_timeout)
     spec.jobs = pool.threads  # for the summary: seeds the cluster runs at once
     return pool
+
+
+def _replay(spec: SweepSpec, saved: Saved, settings: Record, pool: WorkerPool | DaskPool) -> None:
+    """The saved failures first: on the sweep's workers, or (on Dask, whose
+    workers take only seeds) on a local pool of their own."""
+    if not saved.pending:
+        return
+    if isinstance(pool, WorkerPool):
+        replay_saved(saved, lambda requests, on_record: pool.run(requests, on_record))
+        return
+    local = WorkerPool(settings, min(spec.jobs, len(saved.pending)), spec.out / "logs",
+                       spec.seed_timeout)  # fmt: skip
+    try:
+        replay_saved(saved, lambda requests, on_record: local.run(requests, on_record))
+    finally:
+        local.close()
 
 
 @contextmanager
@@ -233,23 +260,28 @@ def _signals_ignored() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int:
+def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None,
+            saved: Saved | None = None) -> int:  # fmt: skip
     results = read_results(spec.results_path)
     records = [r for s, r in results.seeds.items() if s in spec.seeds]
     rechecks = [r for s, r in results.rechecks.items() if s in spec.seeds]
     summary = summarize(records, declared(spec.target), rechecks)
-    lines = _headline(spec, summary, progress, stopped)
+    lines = saved_lines(saved) if saved is not None else []
+    lines += _headline(spec, summary, progress, stopped)
     lines += summary_lines(summary, traceback=spec.traceback)
     lines += recheck_lines(summary, spec.recheck, on_dask=spec.scheduler is not None)
     if spec.require_sometimes and summary.never_true:
         lines.append(f"--require-sometimes: {len(summary.never_true)} never true, a failure")
+    lines += kept_lines(saved) if saved is not None else []
     lines.append(f"results: {spec.results_path}")
     if stopped:
         lines.append(f"continue it with: {_resume_command(spec)}")
     for line in lines:
         _say(line, err=spec.as_json)
     if spec.as_json:
-        _say(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
+        told = _json_summary(spec, summary, progress, stopped)
+        told["saved"] = saved.as_json() if saved is not None else None
+        _say(json.dumps(told, sort_keys=True))
     if stopped in EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED[stopped]
     if stopped and spec.max_failures is not None and stopped == _enough(spec.max_failures):
@@ -257,7 +289,8 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
     if stopped:
         return 129
     unmet = spec.require_sometimes and summary.never_true
-    return 1 if summary.failed or unmet else 0
+    still = saved is not None and saved.still_failing
+    return 1 if summary.failed or unmet or still else 0
 
 
 def _say(line: str, *, err: bool = False) -> None:

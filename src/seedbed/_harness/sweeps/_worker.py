@@ -6,7 +6,8 @@ with the sweep's settings as one JSON argument; the worker answers
 "message": ...}` when it cannot), then reads `{"seed": N}` requests (with an
 optional `"trace": PATH`) and answers each with the seed's record. A request
 with `"recheck": FINGERPRINT` runs a seed again and answers `{"kind":
-"recheck", "seed": N, "differences": [...]}` instead (see `_recheck`). End of
+"recheck", "seed": N, "differences": [...]}` instead (see `_recheck`); one
+with `"saved": {...}` replays a saved failure (`failures._run`). End of
 input means stop. The user's code may print: its stdout is sent to stderr
 (the worker's log file), so it can never corrupt the protocol.
 
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any
 
+from seedbed._harness.failures._run import run_entry
 from seedbed._harness.sweeps._command import run_command
 from seedbed._harness.sweeps._recheck import differences, fingerprint
 from seedbed._harness.sweeps._record import build
@@ -70,6 +72,8 @@ def _send(answers: IO[bytes], message: dict[str, Any]) -> None:
 def _answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     if "recheck" in request:
         return _recheck(target, settings, request)
+    if "saved" in request:  # a saved failure, replayed before the sweep's seeds
+        return run_entry(target, settings, request)
     return _record(target, settings, int(request["seed"]), request.get("trace"))
 
 
