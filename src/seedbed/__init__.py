@@ -18,7 +18,17 @@ from seedbed.aio import (
     replay,
     run,
 )
-from seedbed.check import always, coverage, maximize, minimize, reachable, sometimes, unreachable
+from seedbed.check import (
+    always,
+    coverage,
+    eventually,
+    leads_to,
+    maximize,
+    minimize,
+    reachable,
+    sometimes,
+    unreachable,
+)
 from seedbed.errors import (
     BudgetExceeded,
     CancellationSwallowed,
@@ -77,8 +87,10 @@ __all__ = [
     "checkpoint",
     "coverage",
     "current_node",
+    "eventually",
     "failpoint",
     "fs",
+    "leads_to",
     "maximize",
     "minimize",
     "new_event_loop",

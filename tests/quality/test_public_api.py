@@ -30,7 +30,7 @@ PINNED = {
         "SimulationResult", "SimulatorBug", "UncaughtError", "UsageError", "__version__",
         "always", "buggify", "check_determinism", "checkpoint", "current_node", "failpoint",
         "fs", "new_event_loop", "reachable", "replay", "run", "sometimes", "unreachable",
-        "coverage", "maximize", "minimize", "swarm", "Swarm",
+        "coverage", "maximize", "minimize", "swarm", "Swarm", "eventually", "leads_to",
     ],
     "seedbed.aio": [
         "EventLoopPolicy", "LoopConfig", "RunResult", "SeedbedLoop", "checkpoint",
@@ -44,7 +44,7 @@ PINNED = {
         "detect_format", "kv", "linearizable", "parse_history", "parse_jepsen_log",
         "parse_jsonl", "parse_kv_log", "parse_txn_history", "reachable", "read_history",
         "read_jsonl", "read_txn_history", "register", "sometimes", "txns_from_history",
-        "unreachable", "coverage", "maximize", "minimize",
+        "unreachable", "coverage", "maximize", "minimize", "eventually", "leads_to",
     ],
     "seedbed.cli": ["SEED", "cli", "main"],
     "seedbed.errors": [

@@ -10,7 +10,9 @@ operations with `Recorder` (or read a history from a file with
 
 Assertions inside a run (`always`, `sometimes`, `reachable`,
 `unreachable`) are the oracles code carries with it; each run keeps a catalog
-of them (see `seedbed.check._assertions`).
+of them (see `seedbed.check._assertions`). `eventually` and `leads_to` are
+bounded temporal properties a Scenario checks with its invariants, while
+faults go on (`seedbed.check._temporal`).
 
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
 
@@ -53,6 +55,7 @@ from seedbed.check._parsers import (
     parse_kv_log,
     read_history,
 )
+from seedbed.check._temporal import eventually, leads_to
 from seedbed.check._txn_history import (
     TXN_MODELS,
     Txn,
@@ -98,7 +101,9 @@ __all__ = [
     "check_transactions",
     "coverage",
     "detect_format",
+    "eventually",
     "kv",
+    "leads_to",
     "linearizable",
     "maximize",
     "minimize",

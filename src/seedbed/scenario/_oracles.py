@@ -1,6 +1,7 @@
 """Continuous invariants and liveness predicates, checked by the loop's step hook.
 
-Invariants are checked after every loop iteration in which a node's code ran
+Invariants (bounded temporal properties too: `check._temporal`) are checked
+after every loop iteration in which a node's code ran
 (every `invariant_interval`-th such iteration, if set higher), so a failure
 names the step and virtual time at which the property first broke. A false
 invariant is recorded with the loop, which stops at the end of that
@@ -16,6 +17,7 @@ from typing import Any
 
 from seedbed._core.validate import shown
 from seedbed.aio.loop import SeedbedLoop
+from seedbed.check._temporal import Checker, Temporal
 from seedbed.errors import InvariantViolation
 from seedbed.scenario._report import user_location
 
@@ -27,6 +29,8 @@ def name_of(predicate: Predicate) -> str:
 
 
 def location_of(predicate: Predicate) -> str | None:
+    if isinstance(predicate, Temporal | Checker):
+        return predicate.location  # where `eventually(...)` or `leads_to(...)` was called
     code = getattr(predicate, "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
@@ -66,7 +70,12 @@ class Oracles:
         interval: int,
     ) -> None:
         self._loop = loop
-        self._invariants = list(invariants)
+        # A temporal property (`eventually`, `leads_to`) is checked by a checker of
+        # this run's own, which reads its virtual time: its state is this run's.
+        self._invariants: list[Predicate] = [
+            p.start(lambda: loop.driver.now_ns) if isinstance(p, Temporal) else p
+            for p in invariants
+        ]
         self._declared = tuple(invariants)
         self._liveness = list(liveness)
         # The catalog's counts, one integer each and no trace event: every
