@@ -17,7 +17,8 @@ the fault model are checked in one place, each on both sides:
   `effect` says what it did so far: read when it ends and whenever the
   counts are read, so one still in force when a run fails counts too);
 - once stopped (the liveness phase), nothing is in progress and nothing
-  begins.
+  begins, until it resumes on the nodes outside a healed core (`resume`):
+  then no fault touches a spared node or any of its links.
 
 A broken rule is a bug in seedbed (`SimulatorBug`), never in the program
 under test: the user's code cannot reach the ledger.
@@ -107,17 +108,26 @@ class Ledger:
         self._crashed: dict[str, Episode] = {}  # node -> the crash holding it (lookup only)
         self._down: list[str] = []  # nodes held down, in order (one may be crashed and cut off)
         self.stopped = False
+        # Nodes no fault may touch: a healed core's, while the others keep failing.
+        self.spared: frozenset[str] = frozenset()
+
+    def resume(self, spared: frozenset[str]) -> None:
+        """Begin again after `stop_all`, on every node but `spared`."""
+        require(self.stopped and not self.episodes, "only a stopped, healed ledger resumes")
+        self.stopped, self.spared = False, spared
 
     # -- the world as the injectors see it ------------------------------------
 
     def hosts(self) -> list[str]:
-        return [node.name for node in self.sim.nodes.all() if node.kind == "host"]
+        return [node.name for node in self.sim.nodes.all()
+                if node.kind == "host" and node.name not in self.spared]  # fmt: skip
 
     def clients(self) -> list[str]:
-        return [node.name for node in self.sim.nodes.all() if node.kind == "client"]
+        return [node.name for node in self.sim.nodes.all()
+                if node.kind == "client" and node.name not in self.spared]  # fmt: skip
 
     def names(self) -> list[str]:
-        return self.sim.nodes.names()
+        return [name for name in self.sim.nodes.names() if name not in self.spared]
 
     def max_down(self) -> int:
         if self.profile.max_down is not None:

@@ -135,7 +135,14 @@ class Nemesis:
         """No new faults; end every fault in progress now (restart, repair, release)."""
         if self._task is not None:
             self._task.cancel()
+            self._task = None
         self._ledger.stop_all()
+
+    def resume(self, spared: frozenset[str]) -> None:
+        """After `stop`: inject again, on every node but `spared` (a healed core,
+        while the others keep failing); its draws go on from the same stream."""
+        self._ledger.resume(spared)
+        self.start()
 
     def _inject(self, fault: FaultClass) -> None:
         ledger = self._ledger

@@ -56,6 +56,7 @@ from seedbed.faults._profile import FaultProfile
 from seedbed.faults._swarm import Swarm, parse_faults
 from seedbed.faults._upgrades import RollingUpgrade
 from seedbed.net import NetworkConfig
+from seedbed.scenario._healed_core import check_core, check_hosts, heal_core
 from seedbed.scenario._oracles import Oracles, location_of, name_of
 from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
 from seedbed.scenario._story import (
@@ -91,7 +92,13 @@ class ScenarioResult:
 
 
 class Scenario:
-    """A named test of a world: `setup(sim)` builds it; `run(seed)` runs it once."""
+    """A named test of a world: `setup(sim)` builds it; `run(seed)` runs it once.
+
+    `liveness_core` changes how the liveness phase judges `liveness`: None
+    heals the whole world first; "majority" (drawn per seed) or a list of
+    host names heals that core and keeps the faults going on the other hosts
+    meanwhile (`sim.liveness_core` names it to the predicates).
+    """
 
     def __init__(
         self,
@@ -105,6 +112,7 @@ class Scenario:
         *,
         invariant_interval: int = 1,
         upgrades: Upgrades | None = None,
+        liveness_core: str | Sequence[str] | None = None,
         **world_options: Any,
     ) -> None:
         if not isinstance(name, str) or not name:
@@ -126,6 +134,7 @@ class Scenario:
                 raise UsageError(
                     f"Scenario.{kind} must be zero-argument callables, got {predicates!r}"
                 )
+        check_core(liveness_core, liveness)
         unknown = sorted(set(world_options) - _WORLD_OPTIONS)
         if unknown:
             raise UsageError(
@@ -142,6 +151,7 @@ class Scenario:
         self.invariant_interval = invariant_interval
         self.world_options = world_options
         self.upgrades = _check_upgrades(upgrades)
+        self.liveness_core = liveness_core  # None: heal all; else see `_healed_core`
         self._module = sys._getframe(1).f_globals.get("__name__")  # to name it in replays
         self.target: str | None = None  # set by whoever resolved it by name (the CLI)
 
@@ -369,6 +379,7 @@ class _Run:
     def go(self) -> ScenarioResult:
         sim = self.sim
         self.scenario.setup(sim)
+        check_hosts(sim, self.scenario.liveness_core)
         sim.trace_header["params"] = dict(sim.params.drawn)
         if self.scenario.invariants or self.scenario.liveness:  # else the hook does nothing
             sim.loop.driver.after_node_step = self.oracles
@@ -440,13 +451,18 @@ class _Run:
         for node in sim.nodes.all():
             if not node.up and not (node.kind == "client" and node.result.done()):
                 sim.restart(node.name)
+        after = "the faults stopped"
+        if self.scenario.liveness_core is not None:  # the others keep failing
+            after = heal_core(sim, self.scenario.liveness_core, self.nemesis)
         reached = self.oracles.liveness_reached()
         done, _ = await _ordering.stdlib_wait([reached], timeout=self.scenario.liveness_timeout)
+        if self.scenario.liveness_core is not None and self.nemesis is not None:
+            self.nemesis.stop()  # the run ends healed, as the classic phase leaves it
         if not done:
             still = self.oracles.still_false()
             error = LivenessFailure(
                 f"liveness: {len(still)} propert{'y' if len(still) == 1 else 'ies'} still false "
-                f"{self.scenario.liveness_timeout:g}s after the faults stopped: {'; '.join(still)}"
+                f"{self.scenario.liveness_timeout:g}s after {after}: {'; '.join(still)}"
             )
             first = next(p for p in self.scenario.liveness if name_of(p) in still[0])
             error.location = location_of(first)  # type: ignore[attr-defined]

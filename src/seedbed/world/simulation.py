@@ -122,6 +122,9 @@ class Simulation:
         self._armed: dict[str, OperationCrash] = {}  # operation crashes by node (a lookup)
         self._network = self._make_network(network)
         self.params = Params()  # world parameters; a swarm scenario draws them per seed
+        # The hosts a scenario's liveness phase healed while the others kept failing
+        # (`Scenario(liveness_core=...)`); None in every other run.
+        self.liveness_core: tuple[str, ...] | None = None
         self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
         if disks is None:
             disks = _disks.load_request()
