@@ -369,6 +369,12 @@ def _scan_new_modules() -> bool:
 Rebinding = tuple[str, dict[str, Any], str, object, object]
 _applied: list[Rebinding] = []
 _saved_random_state: tuple[Any, ...] | None = None
+# The random module's state as the run seeded it, and whether a run moved it
+# since `forget_random_use` (a run may activate more than once: its main, then
+# its shutdown): a search that enumerates schedules only must know whether the
+# program also drew data from `random` (`random_was_used`).
+_seeded_random_state: tuple[Any, ...] | None = None
+_random_used = False
 # What the last scan found, as the rebindings to make (built once per scan, so
 # an activation makes no tuple and looks up no replacement per name).
 _plan: list[Rebinding] = []
@@ -437,7 +443,7 @@ def activate(host: InterposeHost) -> None:
     only modules imported since the previous activation are scanned.
     Raises UsageError if a run is already active (runs do not nest).
     """
-    global _saved_random_state, _uuid_last, _uuid_node
+    global _saved_random_state, _seeded_random_state, _uuid_last, _uuid_node
     if _host is not None:
         raise UsageError("a simulated run is already active in this process; runs do not nest")
     _escapes.install_audit_hook()
@@ -448,6 +454,7 @@ def activate(host: InterposeHost) -> None:
         search |= _scan_new_modules()
         _saved_random_state = random.getstate()
         random.seed(host.seed_for("random module seed"))
+        _seeded_random_state = random.getstate()
         _uuid_last, _uuid_node = 0, None
         random.Random.seed = _seed  # type: ignore[method-assign]
         _rebind_copies()
@@ -499,17 +506,31 @@ def _go_live(host: InterposeHost | None) -> None:
             provider.bind(host, owner)
 
 
+def forget_random_use() -> None:
+    """Start counting afresh for `random_was_used` (before a run)."""
+    global _random_used
+    _random_used = False
+
+
+def random_was_used() -> bool:
+    """Whether runs since `forget_random_use` drew from the `random` module's functions."""
+    return _random_used
+
+
 def deactivate() -> None:
     """Stop interposing and restore everything activate() changed.
 
     Safe in `finally` and idempotent: a second call does nothing.
     """
-    global _saved_random_state
+    global _saved_random_state, _seeded_random_state, _random_used
     _go_live(None)
     _holders.restore(_replacements)
     _restore_copies()
     if random.Random.__dict__.get("seed") is _seed:
         random.Random.seed = _real_seed  # type: ignore[method-assign]
+    if _seeded_random_state is not None:
+        _random_used = _random_used or random.getstate() != _seeded_random_state
+        _seeded_random_state = None
     if _saved_random_state is not None:
         random.setstate(_saved_random_state)
         _saved_random_state = None

@@ -13,12 +13,16 @@ import click
 from seedbed._harness.explore import explore_options
 from seedbed._harness.failures._replay import kept_lines, saved_lines
 from seedbed._harness.search import ExploreSpec, explore
+from seedbed._harness.search._exhaustive import Exhaustive
+from seedbed._harness.search._exhaustive import search as exhaustive_search
+from seedbed._harness.search._exhaustive import summary_lines as exhaustive_lines
 from seedbed._harness.search._log import LOG
 from seedbed._harness.search._recheck import DEFAULT_SHARE
 from seedbed._harness.search._store import SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._engine import argv
+from seedbed._harness.targets import resolve
 from seedbed.cli._explore import explore_flags, saved_flag
 from seedbed.cli._group import SECONDS, SEED, usage_error
 from seedbed.cli._guard import echo
@@ -88,6 +92,12 @@ def default_out(target: str) -> Path:
 @click.option("--recheck", type=click.IntRange(min=0), default=DEFAULT_SHARE, show_default=True,
               metavar="N", help="run 1 run in N (and the first) again in the same process "
               "after other runs; a difference fails the search (0: off)")  # fmt: skip
+@click.option("--exhaustive", is_flag=True,
+              help="run every schedule within --max-delays deviations from the default "
+                   "order (a program whose only choices are schedules); exit 0 once the "
+                   "space is exhausted, 1 at a failing schedule")  # fmt: skip
+@click.option("--max-delays", type=click.IntRange(min=0), default=None, metavar="K",
+              help="with --exhaustive: the delay bound (2 finds most races)")  # fmt: skip
 @saved_flag
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
@@ -95,9 +105,18 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
                     stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
                     branches: tuple[str, ...],
                     max_steps: int | None, max_time: float | None, recheck: int,
-                    saved: bool, **flags: Any) -> None:  # fmt: skip
+                    saved: bool, exhaustive: bool, max_delays: int | None,
+                    **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
-    feature and branch from them; write every failure as a choice file."""
+    feature and branch from them; write every failure as a choice file. With
+    --exhaustive, run every schedule within --max-delays K instead."""
+    if exhaustive or max_delays is not None:
+        given = {"--runs": runs, "--budget": budget, "--resume": resume or None,
+                 "--scheduler": scheduler, "--versus-sweep": versus_sweep or None,
+                 "--branches": branches or None, "--jobs": jobs if jobs != 1 else None}  # fmt: skip
+        _exhaustive(target, max_delays, exhaustive, out, seed, saved, given,
+                    {"max_steps": max_steps, "max_time": max_time, **flags})  # fmt: skip
+        return
     try:
         seconds = parse_duration(budget) if budget is not None else None
         options = {"max_steps": max_steps, "max_time": max_time, **explore_options(**flags)}
@@ -121,3 +140,32 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
                    f"{len(plain.state.seen)} features reached")  # fmt: skip
     still = search.saved is not None and search.saved.still_failing
     sys.exit(1 if search.state.buckets or search.rechecks.differed or still else 0)
+
+
+def _exhaustive(target: str, max_delays: int | None, exhaustive: bool, out: str | None,
+                seed: int, saved: bool, given: dict[str, Any],
+                flags: dict[str, Any]) -> None:  # fmt: skip
+    """`explore --exhaustive --max-delays K`: see `seedbed._harness.search._exhaustive`."""
+    if not exhaustive:
+        usage_error("--max-delays goes with --exhaustive: explore TARGET --exhaustive "
+                    "--max-delays K")  # fmt: skip
+    if max_delays is None:
+        usage_error("--exhaustive needs a bound: --max-delays K (2 finds most races)")
+    extra = [flag for flag, value in given.items() if value is not None]
+    if extra:
+        usage_error(f"--exhaustive runs every schedule here, one after another, until the "
+                    f"bound is exhausted: drop {extra[0]}")  # fmt: skip
+    assert max_delays is not None
+    try:
+        options = {"max_steps": flags.pop("max_steps"), "max_time": flags.pop("max_time"),
+                   **explore_options(**flags)}  # fmt: skip
+        spec = Exhaustive(target, max_delays, Path(out) if out else default_out(target),
+                          {k: v for k, v in options.items() if v is not None}, runner_prefix(),
+                          seed, saved)  # fmt: skip
+        found = exhaustive_search(spec, resolve(target))
+    except (UsageError, OSError) as exc:
+        usage_error(str(exc))
+        return
+    for line in exhaustive_lines(spec, found):
+        echo(line)
+    sys.exit(1 if found.failure is not None else 0)
