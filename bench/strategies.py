@@ -51,6 +51,8 @@ STRATEGIES: dict[str, dict[str, Any]] = {
     "random+clock": {**BEFORE, "clock_resolution": 0.001},
     "pct d=2+tasks": {**BEFORE, **PCT, "pct_depth": 2},
     "pct d=3+tasks": {**BEFORE, **PCT, "pct_depth": 3},
+    "pos+tasks": {**BEFORE, "strategy": "pos", "explore_tasks": True},
+    "defaults+pos": {**_defaults.DEFAULTS, "strategy": "pos"},
 }
 
 

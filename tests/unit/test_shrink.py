@@ -174,7 +174,7 @@ def test_run_needs_a_seed_or_a_choice_file() -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (("--strategy", "dfs"), "--strategy must be one of 'random', 'pct'"),
+        (("--strategy", "dfs"), "--strategy must be one of 'random', 'pct', 'pos'"),
         (("--clock-resolution", "-1"), "--clock-resolution must be a number of seconds"),
         (("--pct-depth", "2"), "--pct-depth applies only with --strategy pct"),
         (("--strategy", "pct", "--pct-depth", "0"), "--pct-depth must be an int"),

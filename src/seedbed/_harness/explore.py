@@ -3,7 +3,7 @@
 
 Each flag is a `LoopConfig` field of the same name (`--explore-tasks` /
 `--no-explore-tasks`,
-`--clock-resolution S`, `--strategy random|pct`, `--pct-depth D`; the click
+`--clock-resolution S`, `--strategy random|pct|pos`, `--pct-depth D`; the click
 options are `seedbed.cli._explore`), checked with the shared validators
 before anything runs, so a bad value is one line naming the flag.
 """
@@ -17,7 +17,7 @@ from seedbed.aio import LoopConfig
 from seedbed.errors import UsageError
 from seedbed.faults._swarm import parse_faults
 
-STRATEGIES = ("random", "pct")
+STRATEGIES = ("random", "pct", "pos")
 
 
 def explore_options(

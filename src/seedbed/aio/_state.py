@@ -29,6 +29,7 @@ from seedbed.aio._collect import collect_at
 from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._pct import Pct
+from seedbed.aio._pos import Pos
 from seedbed.errors import SimulationFailure, UsageError
 
 COST_TABLE_SIZE = 256  # callbacks per batch of virtual CPU costs drawn at once
@@ -52,9 +53,11 @@ class LoopConfig:
       iteration is drawn from the seed (plain callbacks keep `call_soon`
       order, and the steps one callback scheduled keep its order); see
       `_explore`.
-    - `strategy`: "random" (every choice a uniform draw) or "pct": lane picks
+    - `strategy`: "random" (every choice a uniform draw), "pct": lane picks
       and, with `explore_tasks`, task-step order follow PCT with `pct_depth`
-      d and `pct_steps` k, the expected number of contested choices; see `_pct`.
+      d and `pct_steps` k, the expected number of contested choices (see
+      `_pct`), or "pos": they follow partial-order sampling, each pending
+      event ranked by a random priority redrawn once it ran (see `_pos`).
     - `clock_resolution` (1 ms by default; 0: exact nanoseconds): the
       program's timers count their delay from the end of the current tick of
       this many seconds, as on a coarse real clock, so timers set within one
@@ -95,10 +98,10 @@ class LoopConfig:
         check_bool("LoopConfig", "strict", self.strict)
 
     def _check_strategy(self) -> None:
-        check_choice("LoopConfig", "strategy", self.strategy, ("random", "pct"))
+        check_choice("LoopConfig", "strategy", self.strategy, ("random", "pct", "pos"))
         check_positive_int("LoopConfig", "pct_depth", self.pct_depth)
         check_positive_int("LoopConfig", "pct_steps", self.pct_steps)
-        if self.strategy == "random" and (self.pct_depth, self.pct_steps) != (3, 1000):
+        if self.strategy != "pct" and (self.pct_depth, self.pct_steps) != (3, 1000):
             raise UsageError(
                 'LoopConfig.pct_depth and pct_steps apply only with strategy="pct"; '
                 'add strategy="pct" or drop them'
@@ -188,6 +191,8 @@ class LoopState:
         self.pct: Pct | None = None
         if config.strategy == "pct":
             self.pct = Pct(self.entropy.stream("pct"), config.pct_depth, config.pct_steps)
+        elif config.strategy == "pos":  # the same hooks: a Pct that re-ranks what ran
+            self.pct = Pos(self.entropy.stream("pos"))
         self.clock = VirtualClock()
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
         # Callbacks `call_soon` queued with a context (every task step has

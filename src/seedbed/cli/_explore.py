@@ -23,7 +23,7 @@ def explore_flags(command: F) -> F:
         click.option("--clock-resolution", type=float, default=None, metavar="S",
                      help="timers read a clock of S-second ticks (0: exact)"
                           "  [default: 0.001]"),
-        click.option("--strategy", default=None, metavar="random|pct",
+        click.option("--strategy", default=None, metavar="random|pct|pos",
                      help="how the loop picks what runs next  [default: random]"),
         click.option("--pct-depth", type=int, default=None, metavar="D",
                      help='with --strategy pct: the bug depth PCT targets  [default: 3]'),
