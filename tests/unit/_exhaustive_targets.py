@@ -25,3 +25,16 @@ async def three_in_a_batch() -> None:
 async def dice() -> float:
     await asyncio.sleep(0)
     return random.random()
+
+
+_runs = [0]
+
+
+async def leaky() -> None:
+    """Two tasks or three, by how many runs this process made: state outside the run."""
+    _runs[0] += 1
+
+    async def step() -> None:
+        await asyncio.sleep(0)
+
+    await asyncio.gather(*(step() for _ in range(3 if _runs[0] % 2 else 2)))

@@ -252,7 +252,8 @@ def test_pct_orders_task_steps_with_explore_tasks() -> None:
 
 
 def test_pct_options_are_validated() -> None:
-    with pytest.raises(UsageError, match=r"strategy must be one of 'random', 'pct', 'pos', got 'dfs'"):
+    one_of = r"strategy must be one of 'random', 'pct', 'pos', got 'dfs'"
+    with pytest.raises(UsageError, match=one_of):
         seedbed.run(lost_update, seed=0, strategy="dfs")
     with pytest.raises(UsageError, match=r"pct_depth must be an int in \[1, 2\*\*62\], got 0"):
         seedbed.run(lost_update, seed=0, strategy="pct", pct_depth=0)

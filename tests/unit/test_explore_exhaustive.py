@@ -82,6 +82,12 @@ def test_a_program_that_draws_more_than_schedules_is_refused_in_one_line() -> No
     assert world.exit_code == 2 and "also draws" in world.output and "stream" in world.output
 
 
+def test_a_program_that_runs_differently_under_the_same_decisions_is_refused() -> None:
+    done = explore(f"{MODULE}:leaky", "--exhaustive", "--max-delays", "1")
+    assert done.exit_code == 2
+    assert "ran differently under the same schedule decisions (at schedule point 0)" in done.output
+
+
 @pytest.mark.parametrize(
     ("flags", "says"),
     [

@@ -115,6 +115,16 @@ def _run(spec: Exhaustive, obj: Any, prefix: Prefix) -> tuple[Enumerating, BaseE
         entropy.choice_session = previous
     between_runs()
     _refuse_other_choices(spec, session)
+    passed = [(p.stream, p.reason, p.value) for p in session.points[: len(prefix)]]
+    if passed != prefix:  # the same decisions led elsewhere: the search would be unsound
+        pairs = zip(passed, prefix, strict=False)  # `passed` may be the shorter
+        at = next((i for i, (a, b) in enumerate(pairs) if a != b), len(passed))
+        raise UsageError(
+            f"{spec.target} ran differently under the same schedule decisions (at schedule "
+            f"point {at}): "
+            "something outside seedbed's reach decides its runs; `seedbed check-determinism` "
+            "names it"
+        )
     return session, error
 
 
