@@ -58,7 +58,7 @@ def test_the_site_builds_with_a_page_for_every_part(site: Path) -> None:
         assert (site / page).is_file(), page
     cli = (site / "reference" / "cli.html").read_text()
     for command in ["run", "replay", "sweep", "shrink", "check-determinism", "check-history",
-                    "report", "lint", "view"]:  # fmt: skip
+                    "report", "lint", "view", "explore", "failures"]:  # fmt: skip
         assert f"seedbed {command}" in cli, command  # every command, from click
     configs = (site / "reference" / "configs.html").read_text()
     assert "a probability in [0, 1]" in configs  # the validator's words, generated
