@@ -38,7 +38,7 @@ def test_finds_the_sleep_zero_race_within_two_delays_and_the_failure_replays() -
     replay = lines[2].split("replay: ")[1].split()
     assert replay[-2:] == ["--choices", ".seedbed/explore/examples.order_numbers-race/"
                                         "failures/exhaustive-2.json"]  # fmt: skip
-    again = CliRunner().invoke(cli, replay[replay.index("run") :])
+    again = CliRunner().invoke(cli, replay[replay.index("seedbed") + 1 :])
     assert again.exit_code == 1 and lines[1].strip() in again.output
     assert (Path(".seedbed/failures") / f"{EXAMPLE}-race").is_dir()  # saved, replayed first
 
