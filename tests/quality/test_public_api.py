@@ -30,7 +30,7 @@ PINNED = {
         "SimulationResult", "SimulatorBug", "UncaughtError", "UsageError", "__version__",
         "always", "buggify", "check_determinism", "checkpoint", "current_node", "failpoint",
         "fs", "new_event_loop", "reachable", "replay", "run", "sometimes", "unreachable",
-        "coverage", "maximize", "minimize", "swarm", "Swarm",
+        "coverage", "maximize", "minimize", "swarm", "Swarm", "services",
     ],
     "seedbed.aio": [
         "EventLoopPolicy", "LoopConfig", "RunResult", "SeedbedLoop", "checkpoint",
@@ -69,6 +69,7 @@ PINNED = {
         "pytest_runtest_makereport", "seed", "seedbed_run",
     ],
     "seedbed.scenario": ["FailureReport", "Scenario", "ScenarioResult"],
+    "seedbed.services": ["Redis", "RedisOptions"],
     "seedbed.sweep": ["SeedFailure", "SweepResult", "summarize", "sweep"],
     "seedbed.world": ["ClockConfig", "Simulation", "SimulationResult", "current_node"],
 }  # fmt: skip

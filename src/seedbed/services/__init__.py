@@ -1,0 +1,12 @@
+"""Stand-in services: real protocols on the simulated network, for unmodified clients.
+
+`seedbed.services.Redis(...)` is a node main that serves Redis (RESP2 and
+RESP3) on port 6379 of its node, with its append-only file on the node's
+simulated disk. The command model is fakeredis's, an optional dependency
+(`pip install 'seedbed[services]'`); importing this package does not need
+it, starting the stand-in does.
+"""
+
+from seedbed.services._options import Redis, RedisOptions
+
+__all__ = ["Redis", "RedisOptions"]

@@ -1,0 +1,134 @@
+"""`Redis(...)`: the stand-in's settings, checked when written, and the node main they make."""
+
+from __future__ import annotations
+
+import functools
+import math
+import posixpath
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from seedbed.errors import UsageError
+
+APPENDFSYNC = ("always", "everysec", "no")
+NodeMain = Callable[[], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True)
+class RedisOptions:
+    """What `Redis(...)` was given (see `Redis` for each field)."""
+
+    port: int = 6379
+    appendonly: bool = True
+    appendfsync: str = "everysec"
+    dir: str = "/data"
+    appendfilename: str = "appendonly.aof"
+    latency_min: float = 0.0
+    latency_max: float = 0.001
+    version: str = "7.4"
+
+    def __post_init__(self) -> None:
+        if (
+            not isinstance(self.port, int)
+            or isinstance(self.port, bool)
+            or not 0 < self.port < 65536
+        ):
+            raise UsageError(f"Redis(port=...) takes a port number 1-65535, got {self.port!r}")
+        if not isinstance(self.appendonly, bool):
+            raise UsageError(f"Redis(appendonly=...) takes True or False, got {self.appendonly!r}")
+        if self.appendfsync not in APPENDFSYNC:
+            raise UsageError(
+                f"Redis(appendfsync=...) takes one of 'always', 'everysec', 'no', "
+                f"got {self.appendfsync!r}"
+            )
+        self._check_paths()
+        self._check_latency()
+        if not isinstance(self.version, str) or not _is_version(self.version):
+            raise UsageError(f"Redis(version=...) takes a version like '7.4', got {self.version!r}")
+
+    def _check_paths(self) -> None:
+        if not isinstance(self.dir, str) or not self.dir.startswith("/"):
+            raise UsageError(f"Redis(dir=...) takes an absolute path, got {self.dir!r}")
+        name = self.appendfilename
+        if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+            raise UsageError(f"Redis(appendfilename=...) takes a file name, got {name!r}")
+
+    def _check_latency(self) -> None:
+        for field in ("latency_min", "latency_max"):
+            value = getattr(self, field)
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                raise UsageError(f"Redis({field}=...) takes seconds >= 0, got {value!r}")
+        if self.latency_min > self.latency_max:
+            raise UsageError(
+                f"Redis(latency_min={self.latency_min!r}) is above latency_max={self.latency_max!r}"
+            )
+
+    @property
+    def path(self) -> str:
+        """The append-only file on the node's disk."""
+        return posixpath.join(self.dir, self.appendfilename)
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(part) for part in self.version.split("."))
+
+
+def _is_version(text: str) -> bool:
+    parts = text.split(".")
+    return 1 <= len(parts) <= 3 and all(part.isdigit() for part in parts)
+
+
+def Redis(  # named as the service it stands in for, like a class
+    *,
+    port: int = 6379,
+    appendonly: bool = True,
+    appendfsync: str = "everysec",
+    dir: str = "/data",  # Redis's own name for it
+    appendfilename: str = "appendonly.aof",
+    latency_min: float = 0.0,
+    latency_max: float = 0.001,
+    version: str = "7.4",
+) -> NodeMain:
+    """A node main that serves Redis on `port` of the simulated network.
+
+    `sim.host("redis", Redis(appendfsync="always"))`: clients on other nodes
+    connect to `redis:6379` with an unmodified `redis.asyncio` client. Each
+    call of the main (the node's start, every restart) builds a fresh server
+    from the append-only file on the node's disk, as a restarted Redis
+    process does.
+
+    - `appendonly`: keep an append-only file at `dir/appendfilename` (on by
+      default); off, a restart starts empty (a cache).
+    - `appendfsync`: when the file is fsynced, as in Redis. "always": before
+      each reply, so an acknowledged write survives any crash; "everysec":
+      once a second, so a crash can take back about the last second of
+      acknowledged writes; "no": never by Redis, the operating system writes
+      dirty pages back within about 30 seconds, so a crash can take back
+      that much.
+    - `latency_min`/`latency_max`: each batch of commands read from a
+      connection waits a time drawn between them before it runs (a busy
+      server), so commands of different clients interleave as the seed says.
+    - `version`: the Redis version reported and whose commands are served.
+
+    Needs fakeredis (`pip install seedbed[services]`); runs only inside a
+    simulated node.
+    """
+    options = RedisOptions(
+        port=port, appendonly=appendonly, appendfsync=appendfsync, dir=dir,
+        appendfilename=appendfilename, latency_min=latency_min, latency_max=latency_max,
+        version=version,
+    )  # fmt: skip
+    try:  # fakeredis is imported only when the stand-in is used
+        from seedbed.services._server import serve
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("fakeredis", "redis", "sortedcontainers"):
+            raise
+        raise UsageError(
+            f"seedbed.services.Redis needs fakeredis ({exc.name} is not installed): "
+            "pip install 'seedbed[services]'"
+        ) from exc
+
+    main: NodeMain = functools.partial(serve, options)
+    return main
