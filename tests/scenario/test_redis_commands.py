@@ -16,9 +16,9 @@ import pytest
 import seedbed
 
 pytest.importorskip("fakeredis")
-import redis.asyncio as aredis  # noqa: E402 - after the skip: fakeredis brings redis
+import redis.asyncio as aredis
 
-from seedbed.services import Redis  # noqa: E402
+from seedbed.services import Redis
 
 
 def serve(client: Callable[[], Awaitable[Any]], *, seed: int = 0, **options: Any) -> Any:

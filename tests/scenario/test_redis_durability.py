@@ -18,9 +18,9 @@ import pytest
 import seedbed
 
 pytest.importorskip("fakeredis")
-import redis.asyncio as aredis  # noqa: E402
+import redis.asyncio as aredis
 
-from seedbed.services import Redis  # noqa: E402
+from seedbed.services import Redis
 
 WORKLOAD = 4.0  # virtual seconds of INCRs
 
