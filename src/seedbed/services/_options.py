@@ -123,10 +123,11 @@ def Redis(  # named as the service it stands in for, like a class
     try:  # fakeredis is imported only when the stand-in is used
         from seedbed.services._server import serve
     except ModuleNotFoundError as exc:
-        if exc.name not in ("fakeredis", "redis", "sortedcontainers"):
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in ("fakeredis", "redis", "sortedcontainers"):
             raise
         raise UsageError(
-            f"seedbed.services.Redis needs fakeredis ({exc.name} is not installed): "
+            f"seedbed.services.Redis needs fakeredis ({missing} is not installed): "
             "pip install 'seedbed[services]'"
         ) from exc
 
