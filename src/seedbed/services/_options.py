@@ -107,13 +107,23 @@ def Redis(  # named as the service it stands in for, like a class
       acknowledged writes; "no": never by Redis, the operating system writes
       dirty pages back within about 30 seconds, so a crash can take back
       that much.
-    - `latency_min`/`latency_max`: each batch of commands read from a
-      connection waits a time drawn between them before it runs (a busy
-      server), so commands of different clients interleave as the seed says.
+    - `latency_min`/`latency_max`: what a read from a connection (one
+      command, or a pipeline's batch) waits before it runs, drawn between
+      them from the node's "services redis NODE" stream (a busy server), so
+      commands of different clients interleave as the seed says.
     - `version`: the Redis version reported and whose commands are served.
 
-    Needs fakeredis (`pip install seedbed[services]`); runs only inside a
-    simulated node.
+    Faults: the world's crash, pause, partition and latency reach it as any
+    node; a crash keeps what `appendfsync` fsynced, and the disk's faults
+    apply to the file. An error writing or fsyncing the file stops the
+    stand-in (it closes its port, as Redis exits). With buggify on, a
+    subscriber may be disconnected instead of getting a message (Redis's
+    output-buffer limit) and a command may stall 100 ms.
+
+    Needs fakeredis (`pip install 'seedbed[services]'`); runs only inside a
+    simulated node. The synchronous `redis` client is refused there with
+    `SimulationEscape` (it resolves and connects with real sockets): use
+    `redis.asyncio`.
     """
     options = RedisOptions(
         port=port, appendonly=appendonly, appendfsync=appendfsync, dir=dir,
