@@ -94,3 +94,27 @@ def test_buggify_disconnects_a_subscriber_losing_messages_in_some_seed_never_wit
     outcomes = {scenario(True).run(seed=seed).values["app"] for seed in range(12)}
     assert outcomes == {"some lost", "all delivered"}
     assert scenario(False).run(seed=0).values["app"] == "all delivered"
+
+
+def test_a_failed_fsync_under_always_stops_redis_before_it_acknowledges(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def client(sim: seedbed.Simulation) -> Any:
+        r = aredis.Redis(host="redis", socket_timeout=1)
+        await r.set("k", "1")
+        sim.degrade_disk("redis", fsync_error=1.0)
+        with pytest.raises(aredis.ConnectionError):
+            await r.set("k", "2")  # its fsync fails: no reply, Redis exits
+        with pytest.raises(aredis.ConnectionError):
+            await aredis.Redis(host="redis").ping()  # nobody listens now
+        sim.restore_disk("redis")
+        sim.crash("redis")
+        sim.restart("redis")
+        await asyncio.sleep(0.1)
+        return await aredis.Redis(host="redis").get("k")
+
+    sim = seedbed.Simulation(seed=0)
+    sim.host("redis", Redis(appendfsync="always"))
+    sim.client("app", lambda: client(sim))
+    assert sim.run(max_time=60).values["app"] == b"1"  # the unacknowledged write is lost
+    assert "fsyncing the append-only file /data/appendonly.aof" in caplog.text

@@ -55,17 +55,10 @@ class AppendOnlyFile:
     def load(self, server: SimServer) -> int:
         """Replay the file's whole records into `server`; cut what follows them.
         Returns how many records were loaded."""
-        os.makedirs(self.options.dir, exist_ok=True)
-        data = b""
-        if os.path.exists(self.path):
-            with open(self.path, "rb") as file:
-                data = file.read()
-        payloads, end = _aof.frames(data)
-        if end < len(data) or not data:
-            with open(self.path, "ab") as file:  # created if missing, its name fsynced with it
-                file.truncate(end)
-                file.flush()
-                os.fsync(file.fileno())
+        try:
+            payloads, end = self._read_whole_records()
+        except OSError as exc:
+            raise AofFailure(f"loading the append-only file {self.path}: {exc}") from exc
         loader = Session(server, self.journal, persisted=True)
         self.journal.loading = True
         try:
@@ -78,8 +71,25 @@ class AppendOnlyFile:
         reader = _aof.Reader(Session(server, self.journal, persisted=True))
         self.journal.open(lambda keys: _aof.record(server, reader, keys), end)
         self._written = end
-        self._file = open(self.path, "ab")  # noqa: SIM115 - open for the process's life
+        try:
+            self._file = open(self.path, "ab")  # noqa: SIM115 - open for the process's life
+        except OSError as exc:
+            raise AofFailure(f"opening the append-only file {self.path}: {exc}") from exc
         return len(payloads)
+
+    def _read_whole_records(self) -> tuple[list[bytes], int]:
+        os.makedirs(self.options.dir, exist_ok=True)
+        data = b""
+        if os.path.exists(self.path):
+            with open(self.path, "rb") as file:
+                data = file.read()
+        payloads, end = _aof.frames(data)
+        if end < len(data) or not data:
+            with open(self.path, "ab") as file:  # created if missing, its name fsynced with it
+                file.truncate(end)
+                file.flush()
+                os.fsync(file.fileno())
+        return payloads, end
 
     async def write_forever(self) -> None:
         """Write sealed records as they come; under "always", fsync each batch."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 
 from seedbed._core.identity import current_node
 from seedbed.aio.loop import SeedbedLoop
@@ -21,6 +22,8 @@ from seedbed.services._journal import Journal
 from seedbed.services._keyspace import SimServer
 from seedbed.services._options import RedisOptions
 from seedbed.services._persist import AofFailure, AppendOnlyFile
+
+log = logging.getLogger("seedbed.services")
 
 
 async def serve(options: RedisOptions) -> None:
@@ -37,8 +40,12 @@ async def serve(options: RedisOptions) -> None:
     journal = Journal(wait_for_sync=durable)
     server = SimServer(journal, options.version_tuple)
     aof = AppendOnlyFile(options, journal) if options.appendonly else None
-    if aof is not None:
-        aof.load(server)
+    try:
+        if aof is not None:
+            aof.load(server)
+    except AofFailure as exc:
+        log.error("%s: %s; exiting, as Redis does", label, exc)
+        return
     service = Service(options, server, journal, loop.entropy.stream(f"services {label}"), label)
     listener = await asyncio.start_server(functools.partial(handle, service), port=options.port)
     try:
@@ -46,8 +53,8 @@ async def serve(options: RedisOptions) -> None:
             await listener.serve_forever()
         else:
             await aof.run()
-    except* AofFailure:
-        pass  # Redis exits: fall through to close everything
+    except* AofFailure as group:
+        log.error("%s: %s; exiting, as Redis does", label, group.exceptions[0])
     finally:
         listener.close()
         for writer in list(service.writers):
