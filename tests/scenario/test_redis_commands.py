@@ -157,3 +157,13 @@ def test_errors_reach_the_client_as_redis_words_them() -> None:
         return message
 
     assert serve(client).startswith("WRONGTYPE Operation against a key holding the wrong kind")
+
+
+def test_the_synchronous_client_is_refused_inside_a_node_not_run_on_real_sockets() -> None:
+    import redis as sync_redis
+
+    async def client() -> Any:
+        return sync_redis.Redis(host="redis").set("k", "v")
+
+    with pytest.raises(seedbed.SimulationEscape, match="getaddrinfo"):
+        serve(client)
