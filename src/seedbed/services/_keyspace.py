@@ -6,8 +6,16 @@ closures) and the subscribers of a channel (a `WeakSet` of connections).
 Iterating them decides which blocked client is served first and in which
 order subscribers receive a message, so here they iterate in the order
 entries were added (a blocked client is served first come, first served, as
-real Redis serves them). Every change to a key is reported to a `Changes`
-(the append-only file's journal) as the pair (database number, key).
+real Redis serves them). And a Redis set's members iterate in the order of
+a Python set of bytes, which follows `PYTHONHASHSEED`: SMEMBERS, SINTER and
+the records a set's key is written as would differ between processes, so
+`order_sets` makes them iterate in the order members were added (their
+dict's order; fakeredis keeps everything else of a set in that order too).
+It changes fakeredis's class for the whole process, once the stand-in
+starts: a set's order is unspecified, and this one is as valid.
+
+Every change to a key is reported to a `Changes` (the append-only file's
+journal) as the pair (database number, key).
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from fakeredis._core import Database, FakeServer
+from fakeredis._helpers import current_time
+from fakeredis.model import ExpiringMembersSet
 
 
 class Changes(Protocol):
@@ -90,6 +100,19 @@ class OrderedWeakSet:
         return len(self) > 0
 
 
+def _members_in_order(self: ExpiringMembersSet) -> Iterator[bytes]:
+    """`ExpiringMembersSet.__iter__`, in the order the members were added."""
+    self._expire_members()
+    now = current_time()
+    return iter([k for k, when_ms in self._values.items() if when_ms is None or when_ms >= now])
+
+
+def order_sets() -> None:
+    """Make fakeredis's sets iterate in a fixed order (see the module docstring)."""
+    if ExpiringMembersSet.__iter__ is not _members_in_order:
+        ExpiringMembersSet.__iter__ = _members_in_order  # type: ignore[method-assign]
+
+
 class Keyspace(Database):
     """One numbered database whose changes are reported and whose wake-ups are ordered."""
 
@@ -141,6 +164,7 @@ class SimServer(FakeServer):
 
     def __init__(self, changes: Changes, version: tuple[int, ...]) -> None:
         super().__init__(version=version, server_type="redis")
+        order_sets()
         self.changes = changes
         # fakeredis declares these as a defaultdict of Database and of WeakSet; these
         # have the methods it uses, and a fixed order
