@@ -3,7 +3,8 @@
 The stand-in's choices (service times, buggify, fakeredis's own `random`
 calls, which blocked client or subscriber is served first) all come from the
 seed, so two processes with different string hashing agree on the trace
-hash of a run with crashes, WATCH retries, pub/sub and a blocking pop.
+hash of a run with crashes, WATCH retries, pub/sub, a blocking pop and a
+replica.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ async def busy():
 
 def world(sim):
     sim.host("redis", Redis(appendfsync="everysec", latency_max=0.002))
+    sim.host("replica", Redis(replicaof="redis"))
     sim.client("app", busy)
 
 faulty = seedbed.Scenario("faulty", world, faults="swarm", duration=3.0)

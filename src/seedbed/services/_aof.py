@@ -118,6 +118,16 @@ def _chunked(name: bytes, key: bytes, values: list[bytes]) -> Iterator[bytes]:
 
 def record(server: Any, reader: Reader, keys: list[tuple[int, bytes]]) -> bytes:
     """The framed record that rebuilds `keys` ((database, key) pairs) as they are now."""
+    return frame(_rebuild(server, reader, keys))
+
+
+def snapshot(server: Any, reader: Reader) -> bytes:
+    """A record that makes a replica's keyspace this server's: FLUSHALL, then every key."""
+    keys = [(index, key) for index in sorted(server.dbs) for key in list(server.dbs[index]._dict)]
+    return frame(command(b"FLUSHALL") + _rebuild(server, reader, keys))
+
+
+def _rebuild(server: Any, reader: Reader, keys: list[tuple[int, bytes]]) -> bytes:
     parts: list[bytes] = []
     selected = -1
     for index, key in keys:
@@ -126,4 +136,4 @@ def record(server: Any, reader: Reader, keys: list[tuple[int, bytes]]) -> bytes:
             selected = index
         parts.append(command(b"DEL", key))
         parts.extend(reader.rebuild(server.dbs[index], key))
-    return frame(b"".join(parts))
+    return b"".join(parts)

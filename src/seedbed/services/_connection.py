@@ -29,6 +29,7 @@ from seedbed.faults import buggify
 from seedbed.services._journal import Journal
 from seedbed.services._keyspace import SimServer
 from seedbed.services._options import RedisOptions
+from seedbed.services._replication import Replication
 from seedbed.services._resp import encode
 from seedbed.services._session import Session
 
@@ -43,6 +44,7 @@ class Service:
     options: RedisOptions
     server: SimServer
     journal: Journal
+    replication: Replication
     stream: Stream  # the node's "services redis" entropy stream
     label: str  # "redis node-name", in every draw's reason
     writers: list[asyncio.StreamWriter] = field(default_factory=list)
@@ -61,7 +63,10 @@ async def handle(
     service: Service, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     """Serve one client until it disconnects (or the connection is reset)."""
-    session = Session(service.server, service.journal, persisted=service.options.appendonly)
+    session = Session(
+        service.server, service.journal, persisted=service.options.appendonly,
+        role=service.replication,
+    )  # fmt: skip
     service.writers.append(writer)
     sender = asyncio.create_task(_send(service, session, writer))
     try:

@@ -34,7 +34,9 @@ class Journal:
         self.loading = False  # replaying the file: its changes are not written again
         self.buffer = bytearray()  # sealed records not yet handed to the writer
         self.data_ready = asyncio.Event()
-        self._encode: Encode | None = None  # no file (appendonly off): nothing is written
+        self.encode: Encode | None = None  # set once the server exists
+        self.followers: list[Callable[[bytes], None]] = []  # replicas: each record's bytes
+        self._persist = False  # an append-only file takes the records (`open`)
         self._wait = wait_for_sync
         self._touched: dict[tuple[int, bytes], None] = {}  # insertion-ordered
         self.sealed_end = 0  # the file offset just past every sealed record
@@ -43,10 +45,10 @@ class Journal:
         self._unsynced: collections.deque[tuple[int, int]] = collections.deque()
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
 
-    def open(self, encode: Encode, end: int) -> None:
-        """Write records from now on with `encode`, after the file's first `end` bytes
-        (what was loaded: durable, since loading fsyncs what it keeps)."""
-        self._encode = encode
+    def open(self, end: int) -> None:
+        """Hand records to the append-only file from now on, after its first `end`
+        bytes (what was loaded: durable, since loading fsyncs what it keeps)."""
+        self._persist = True
         self.sealed_end = self.synced_end = end
         self._touched.clear()  # what loading changed is already in the file
 
@@ -56,17 +58,21 @@ class Journal:
             self._touched[(db, key)] = None
 
     def seal(self) -> None:
-        """End the record being built: encode its keys, hand the bytes to the writer."""
+        """End the record being built: encode its keys, hand the bytes to the file's
+        writer and to every replica."""
         record = self.pending
         self.pending += 1
-        if self._touched:
+        if self._touched and self.encode is not None and (self._persist or self.followers):
             keys = list(self._touched)
             self._touched.clear()
-            if self._encode is not None:
-                data = self._encode(keys)
+            data = self.encode(keys)
+            if self._persist:
                 self.buffer += data
                 self.sealed_end += len(data)
                 self.data_ready.set()
+            for follower in list(self.followers):
+                follower(data)
+        self._touched.clear()
         if self.sealed_end <= self.synced_end:
             self._advance(record)
         else:
@@ -91,7 +97,7 @@ class Journal:
 
     def durable(self, record: int) -> bool:
         """True when a reply that depends on `record` may be sent."""
-        return not self._wait or self._encode is None or record <= self.synced
+        return not self._wait or not self._persist or record <= self.synced
 
     async def until_durable(self, record: int) -> None:
         """Wait until `durable(record)`."""

@@ -27,6 +27,7 @@ class RedisOptions:
     latency_min: float = 0.0
     latency_max: float = 0.001
     version: str = "7.4"
+    replicaof: str | None = None
 
     def __post_init__(self) -> None:
         if (
@@ -44,6 +45,7 @@ class RedisOptions:
             )
         self._check_paths()
         self._check_latency()
+        self._check_replicaof()
         if not isinstance(self.version, str) or not _is_version(self.version):
             raise UsageError(f"Redis(version=...) takes a version like '7.4', got {self.version!r}")
 
@@ -64,6 +66,25 @@ class RedisOptions:
             raise UsageError(
                 f"Redis(latency_min={self.latency_min!r}) is above latency_max={self.latency_max!r}"
             )
+
+    def _check_replicaof(self) -> None:
+        if self.replicaof is None:
+            return
+        host, _, port = (
+            self.replicaof.partition(":") if isinstance(self.replicaof, str) else ("", "", "")
+        )
+        if not host or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+            raise UsageError(
+                f"Redis(replicaof=...) takes a primary's 'host' or 'host:port', "
+                f"got {self.replicaof!r}"
+            )
+
+    @property
+    def primary(self) -> tuple[str, int]:
+        """The primary this node replicates (`replicaof`), with the default port."""
+        assert self.replicaof is not None, "only a replica has a primary"
+        host, _, port = self.replicaof.partition(":")
+        return host, int(port) if port else 6379
 
     @property
     def path(self) -> str:
@@ -90,6 +111,7 @@ def Redis(  # named as the service it stands in for, like a class
     latency_min: float = 0.0,
     latency_max: float = 0.001,
     version: str = "7.4",
+    replicaof: str | None = None,
 ) -> NodeMain:
     """A node main that serves Redis on `port` of the simulated network.
 
@@ -112,6 +134,13 @@ def Redis(  # named as the service it stands in for, like a class
       them from the node's "services redis NODE" stream (a busy server), so
       commands of different clients interleave as the seed says.
     - `version`: the Redis version reported and whose commands are served.
+    - `replicaof`: make this node a replica of the primary at "host" or
+      "host:port": it follows the primary's writes asynchronously (a write
+      is acknowledged before a replica has it), serves reads (stale, while
+      the link is down) and refuses writes (`READONLY`).
+      `REPLICAOF NO ONE` sent to it promotes it (a failover, losing what
+      the primary acknowledged but had not streamed); `REPLICAOF host port`
+      makes any node follow another.
 
     Faults: the world's crash, pause, partition and latency reach it as any
     node; a crash keeps what `appendfsync` fsynced, and the disk's faults
@@ -128,7 +157,7 @@ def Redis(  # named as the service it stands in for, like a class
     options = RedisOptions(
         port=port, appendonly=appendonly, appendfsync=appendfsync, dir=dir,
         appendfilename=appendfilename, latency_min=latency_min, latency_max=latency_max,
-        version=version,
+        version=version, replicaof=replicaof,
     )  # fmt: skip
     try:  # fakeredis is imported only when the stand-in is used
         from seedbed.services._server import serve

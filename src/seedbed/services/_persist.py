@@ -59,17 +59,15 @@ class AppendOnlyFile:
             payloads, end = self._read_whole_records()
         except OSError as exc:
             raise AofFailure(f"loading the append-only file {self.path}: {exc}") from exc
-        loader = Session(server, self.journal, persisted=True)
+        loader = Session(server, self.journal, persisted=True, link=True)
         self.journal.loading = True
         try:
             for payload in payloads:
-                loader.sendall(payload)
-                loader.replies.clear()
+                loader.apply(payload)
         finally:
             self.journal.loading = False
             loader.close()
-        reader = _aof.Reader(Session(server, self.journal, persisted=True))
-        self.journal.open(lambda keys: _aof.record(server, reader, keys), end)
+        self.journal.open(end)
         self._written = end
         try:
             self._file = open(self.path, "ab")  # noqa: SIM115 - open for the process's life

@@ -18,6 +18,10 @@ from fakeredis._helpers import SimpleError, SimpleString
 _INT64 = 2**63
 
 
+class Raw(bytes):
+    """Bytes sent as they are, not as a reply (the replication stream)."""
+
+
 def encode(value: Any, protocol: int, *, push: bool = False) -> bytes:
     """One reply in `protocol` (2 or 3); `push` marks an out-of-band message (pub/sub)."""
     out: list[bytes] = []
@@ -30,7 +34,9 @@ def _bulk(data: bytes) -> bytes:
 
 
 def _encode(value: Any, protocol: int, out: list[bytes], *, top: bool, push: bool) -> None:
-    if isinstance(value, bytes):
+    if type(value) is Raw:
+        out.append(value)
+    elif isinstance(value, bytes):
         out.append(_bulk(value))
     elif isinstance(value, bool):  # before int, which bool subclasses
         out.append((b"#t\r\n" if value else b"#f\r\n") if protocol == 3 else b":%d\r\n" % value)

@@ -17,11 +17,14 @@ import logging
 from seedbed._core.identity import current_node
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
+from seedbed.services import _aof
 from seedbed.services._connection import Service, handle
 from seedbed.services._journal import Journal
 from seedbed.services._keyspace import SimServer
 from seedbed.services._options import RedisOptions
 from seedbed.services._persist import AofFailure, AppendOnlyFile
+from seedbed.services._replication import Replication
+from seedbed.services._session import Session
 
 log = logging.getLogger("seedbed.services")
 
@@ -39,6 +42,8 @@ async def serve(options: RedisOptions) -> None:
     durable = options.appendonly and options.appendfsync == "always"
     journal = Journal(wait_for_sync=durable)
     server = SimServer(journal, options.version_tuple)
+    reader = _aof.Reader(Session(server, journal, persisted=options.appendonly, link=True))
+    journal.encode = functools.partial(_aof.record, server, reader)
     aof = AppendOnlyFile(options, journal) if options.appendonly else None
     try:
         if aof is not None:
@@ -46,7 +51,11 @@ async def serve(options: RedisOptions) -> None:
     except AofFailure as exc:
         log.error("%s: %s; exiting, as Redis does", label, exc)
         return
-    service = Service(options, server, journal, loop.entropy.stream(f"services {label}"), label)
+    replication = Replication(server, journal, persisted=options.appendonly, label=label)
+    stream = loop.entropy.stream(f"services {label}")
+    service = Service(options, server, journal, replication, stream, label)
+    if options.replicaof is not None:
+        replication.follow(*options.primary)
     listener = await asyncio.start_server(functools.partial(handle, service), port=options.port)
     try:
         if aof is None:
@@ -56,6 +65,7 @@ async def serve(options: RedisOptions) -> None:
     except* AofFailure as group:
         log.error("%s: %s; exiting, as Redis does", label, group.exceptions[0])
     finally:
+        replication.stop_following()
         listener.close()
         for writer in list(service.writers):
             writer.close()

@@ -23,14 +23,29 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from fakeredis._commands import Signature
 from fakeredis._helpers import SimpleError
 from fakeredis._socket import AsyncFakeSocket
+from fakeredis.model._command_info import is_write_command
 
 from seedbed.services._journal import Journal
 from seedbed.services._keyspace import SimServer
+from seedbed.services._resp import Raw
+
+# Commands the stand-in answers itself: replication (fakeredis has none).
+ROLE_COMMANDS = frozenset({b"sync", b"replicaof", b"slaveof", b"role"})
+
+
+class Role(Protocol):
+    """The node's replication role (`_replication.Replication`), as a session sees it."""
+
+    primary: tuple[str, int] | None  # whom this node replicates, if it is a replica
+    replicated: bool  # a replica follows this node, or it follows a primary
+
+    def command(self, session: Session, name: bytes, args: list[bytes]) -> Any: ...
+
 
 # Command families whose values the append-only file does not write (their
 # mixin's class name): served only when `appendonly=False`.
@@ -60,14 +75,48 @@ class Reply(NamedTuple):
 class Session(AsyncFakeSocket):
     """A connection's state on the server; `replies` holds what is to be sent, in order."""
 
-    def __init__(self, server: SimServer, journal: Journal, *, persisted: bool) -> None:
+    def __init__(
+        self,
+        server: SimServer,
+        journal: Journal,
+        *,
+        persisted: bool,
+        link: bool = False,
+        role: Role | None = None,
+    ) -> None:
         super().__init__(server, 0, client_class=_NoClient, client_info={})
         self.journal = journal
         self.persisted = persisted
+        self.link = link  # the file's loader or a replica's link: writes even on a replica
+        self.role = role
         self.replies: collections.deque[Reply] = collections.deque()
         self.wake = asyncio.Event()
+        self.on_close: list[Callable[[], None]] = []
         self._command = b""  # the command running now, lower case
+        self._batch = False  # inside `apply`: one record for many commands
         self.closing = False  # the server hangs up once what is queued is sent
+
+    def apply(self, payload: bytes) -> None:
+        """Run a record's commands (from the file, or from a primary) as one record."""
+        journal = self.journal
+        journal.running, self._batch = self, True
+        try:
+            self.sendall(payload)
+        finally:
+            journal.running, self._batch = None, False
+            journal.seal()
+            self.replies.clear()
+
+    def send_raw(self, data: bytes) -> None:
+        """Queue bytes to send as they are (the replication stream), after the replies."""
+        self.replies.append(Reply(Raw(data), 0, 2, False))
+        self.wake.set()
+
+    def close(self) -> None:
+        for callback in self.on_close:
+            callback()
+        self.on_close.clear()
+        super().close()
 
     def protocol_error(self, error: SimpleError) -> None:
         """The client sent something that is not RESP: answer with the error, then hang up."""
@@ -95,18 +144,30 @@ class Session(AsyncFakeSocket):
         journal.running = self
         self._command = fields[0].lower() if fields else b""
         try:
-            super()._process_command(fields)
+            if self.role is not None and self._command in ROLE_COMMANDS:
+                reply = self.role.command(self, self._command, fields[1:])
+                if reply is not None:
+                    self.put_response(reply)
+            else:
+                super()._process_command(fields)
         finally:
-            journal.running = None
-            journal.seal()
+            if not self._batch:
+                journal.running = None
+                journal.seal()
 
     def _name_to_func(self, cmd_name: str) -> tuple[Callable[..., Any] | None, Signature]:
         func, sig = super()._name_to_func(cmd_name)
-        if self.persisted and _family(func) in UNPERSISTED:
+        role = self.role
+        kept = self.persisted or (role is not None and role.replicated)
+        if kept and _family(func) in UNPERSISTED:
             raise SimpleError(
                 f"ERR seedbed's Redis stand-in keeps no {cmd_name.upper()} data in its "
-                "append-only file; serve it with Redis(appendonly=False)"
+                "append-only file or replication stream; serve it with "
+                "Redis(appendonly=False) and no replica"
             )
+        replica = role is not None and role.primary is not None
+        if replica and not self.link and is_write_command(cmd_name.encode()):
+            raise SimpleError("READONLY You can't write against a read only replica.")
         return func, sig
 
     def _decode_error(self, error: SimpleError) -> SimpleError:  # type: ignore[override]
