@@ -69,7 +69,7 @@ PINNED = {
         "pytest_runtest_makereport", "seed", "seedbed_run",
     ],
     "seedbed.scenario": ["FailureReport", "Scenario", "ScenarioResult"],
-    "seedbed.services": ["Redis", "RedisOptions"],
+    "seedbed.services": ["Nats", "NatsOptions", "Redis", "RedisOptions"],
     "seedbed.sweep": ["SeedFailure", "SweepResult", "summarize", "sweep"],
     "seedbed.world": ["ClockConfig", "Simulation", "SimulationResult", "current_node"],
 }  # fmt: skip

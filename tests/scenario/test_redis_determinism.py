@@ -4,7 +4,7 @@ The stand-in's choices (service times, buggify, fakeredis's own `random`
 calls, which blocked client or subscriber is served first) all come from the
 seed, so two processes with different string hashing agree on the trace
 hash of a run with crashes, WATCH retries, pub/sub, a blocking pop and a
-replica.
+replica, and of a NATS queue group serving requests.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("fakeredis")
+pytest.importorskip("nats")
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import asyncio, sys
+import nats
 import redis.asyncio as aredis
 import seedbed
-from seedbed.services import Redis
+from seedbed.services import Nats, Redis
 from examples import redis_shop
 
 async def busy():
@@ -47,21 +49,51 @@ def world(sim):
     sim.client("app", busy)
 
 faulty = seedbed.Scenario("faulty", world, faults="swarm", duration=3.0)
+
+async def worker():
+    nc = await nats.connect("nats://nats:4222")
+    async def handle(msg):
+        await msg.respond(msg.data)
+    await nc.subscribe("jobs.*", queue="workers", cb=handle)
+    await asyncio.sleep(3600)
+
+async def requester():
+    await asyncio.sleep(0.5)
+    nc = await nats.connect("nats://nats:4222")
+    for i in range(5):
+        await nc.request(f"jobs.{i}", b"x", timeout=2)
+    await nc.close()
+
+def brokered(seed):
+    sim = seedbed.Simulation(seed=seed)
+    sim.host("nats", Nats())
+    sim.host("w1", worker)
+    sim.host("w2", worker)
+    sim.client("app", requester)
+    return sim.run(max_time=60).trace_hash
+
 for seed in (11, 12):
-    print(redis_shop.watched.run(seed=seed).trace_hash, faulty.run(seed=seed).trace_hash)
+    print(redis_shop.watched.run(seed=seed).trace_hash, faulty.run(seed=seed).trace_hash,
+          brokered(seed))
 """
 
 
-def hashes(hashseed: str) -> list[str]:
+def start(hashseed: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONHASHSEED": hashseed, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-c", PROGRAM],
-        capture_output=True, text=True, check=True, env=env, cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
-    return out.stdout.splitlines()
+
+
+def hashes(process: subprocess.Popen[str]) -> list[str]:
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-2000:]
+    return out.splitlines()
 
 
 def test_one_seed_gives_one_trace_hash_in_two_processes_and_two_seeds_two() -> None:
-    first, second = hashes("1"), hashes("2")
+    processes = [start("1"), start("2")]  # side by side: one per core
+    first, second = (hashes(process) for process in processes)
     assert first == second
     assert first[0] != first[1]
