@@ -106,6 +106,15 @@ def test_without_the_file_a_restart_starts_empty() -> None:
     assert run(client, appendonly=False) == 0
 
 
+def test_without_the_file_save_is_refused_rather_than_a_snapshot_pretended() -> None:
+    async def client(sim: seedbed.Simulation) -> Any:
+        with pytest.raises(aredis.ResponseError, match="no RDB snapshot"):
+            await aredis.Redis(host="redis").save()
+        return True
+
+    assert run(client, appendonly=False) is True
+
+
 def test_a_command_the_file_cannot_hold_is_refused_not_lost() -> None:
     async def client(sim: seedbed.Simulation) -> Any:
         r = aredis.Redis(host="redis")

@@ -165,6 +165,11 @@ class Session(AsyncFakeSocket):
                 "append-only file or replication stream; serve it with "
                 "Redis(appendonly=False) and no replica"
             )
+        if not self.persisted and cmd_name in ("save", "bgsave"):
+            raise SimpleError(  # Redis would write an RDB file a restart loads: not modelled
+                f"ERR seedbed's Redis stand-in writes no RDB snapshot ({cmd_name.upper()}): "
+                "use Redis(appendonly=True) for what a restart keeps"
+            )
         replica = role is not None and role.primary is not None
         if replica and not self.link and is_write_command(cmd_name.encode()):
             raise SimpleError("READONLY You can't write against a read only replica.")
