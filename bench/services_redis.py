@@ -15,7 +15,7 @@ Callgrind counts two sizes of each in fresh processes and prints the
 difference per command, so start-up and imports cancel out; the ratios
 are against `echo`. `--wall` times the same runs instead (noisy, no valgrind).
 
-    PYTHONHASHSEED=0 python bench/services_redis.py [--wall]
+    PYTHONHASHSEED=0 python bench/services_redis.py [--wall] [--setups resp,redis]
 """
 
 from __future__ import annotations
@@ -114,7 +114,10 @@ def main() -> None:
     wall = "--wall" in sys.argv
     measure = wall_per_command if wall else per_command
     unit = "microseconds" if wall else "instructions"
-    results = {setup: measure(setup) for setup in SETUPS}
+    chosen = SETUPS
+    if "--setups" in sys.argv:  # e.g. --setups echo,redis (echo is always measured)
+        chosen = ("echo", *sys.argv[sys.argv.index("--setups") + 1].split(","))
+    results = {setup: measure(setup) for setup in dict.fromkeys(chosen)}
     base = results["echo"][0]
     print(f"per command (request and reply), {2 * (LARGE - SMALL)} commands:")
     print(f"| setup | {unit} | x echo | loop steps |")
