@@ -84,6 +84,25 @@ def test_a_blocking_pop_waits_for_another_clients_push() -> None:
     assert serve(client) == ((b"jobs", b"job-1"), None)
 
 
+def test_a_client_that_leaves_while_blocked_takes_nothing_from_the_list(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def client() -> Any:
+        waiter = connect()
+        pop = asyncio.create_task(waiter.blpop(["jobs"], timeout=0))
+        await asyncio.sleep(1)
+        pop.cancel()
+        await waiter.aclose()  # gone while blocked
+        await asyncio.sleep(1)
+        r = connect()
+        await r.rpush("jobs", "job-1")
+        await asyncio.sleep(1)
+        return await r.lrange("jobs", 0, -1)
+
+    assert serve(client) == [b"job-1"]
+    assert "never retrieved" not in caplog.text  # its blocked command was unwound cleanly
+
+
 def test_watch_multi_exec_aborts_when_the_key_changed() -> None:
     async def client() -> Any:
         r, other = connect(), connect()

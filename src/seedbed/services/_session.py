@@ -92,6 +92,7 @@ class Session(AsyncFakeSocket):
         self.replies: collections.deque[Reply] = collections.deque()
         self.wake = asyncio.Event()
         self.on_close: list[Callable[[], None]] = []
+        self._blocked_task: asyncio.Task[Any] | None = None
         self._command = b""  # the command running now, lower case
         self._batch = False  # inside `apply`: one record for many commands
         self.closing = False  # the server hangs up once what is queued is sent
@@ -113,10 +114,27 @@ class Session(AsyncFakeSocket):
         self.wake.set()
 
     def close(self) -> None:
+        """The client is gone. A command it left blocked (BLPOP) is cancelled first and
+        the session closed once that has unwound, so it never takes an item for
+        nobody (as Redis unblocks a client that disconnects)."""
         for callback in self.on_close:
             callback()
         self.on_close.clear()
-        super().close()
+        task = self._blocked_task
+        if task is not None and not task.done():
+            task.cancel()
+            task.add_done_callback(lambda _: AsyncFakeSocket.close(self))
+        elif self.responses is not None:
+            super().close()
+
+    async def _async_blocking(self, *args: Any, **kwargs: Any) -> None:
+        if self.responses is None:  # closed before this blocked command began waiting
+            return
+        self._blocked_task = asyncio.current_task()
+        try:
+            await super()._async_blocking(*args, **kwargs)
+        finally:
+            self._blocked_task = None
 
     def protocol_error(self, error: SimpleError) -> None:
         """The client sent something that is not RESP: answer with the error, then hang up."""
