@@ -186,3 +186,23 @@ def test_the_synchronous_client_is_refused_inside_a_node_not_run_on_real_sockets
 
     with pytest.raises(seedbed.SimulationEscape, match="getaddrinfo"):
         serve(client)
+
+
+def test_spop_draws_from_the_stand_ins_own_stream_not_the_programs() -> None:
+    """A random member is the seed's choice, and drawing it does not shift what the
+    program's own `random` returns afterwards."""
+    import random
+
+    def popped_and_own_draw(seed: int, pop: bool) -> Any:
+        async def client() -> Any:
+            r = connect()
+            await r.sadd("s", *range(20))
+            popped = await r.spop("s", 3) if pop else None
+            return popped, random.random()
+
+        return serve(client, seed=seed)
+
+    first, second = popped_and_own_draw(5, True), popped_and_own_draw(6, True)
+    assert first == popped_and_own_draw(5, True)
+    assert first[0] != second[0]
+    assert first[1] == popped_and_own_draw(5, False)[1]

@@ -29,6 +29,8 @@ from fakeredis._core import Database, FakeServer
 from fakeredis._helpers import current_time
 from fakeredis.model import ExpiringMembersSet
 
+from seedbed.services._draws import label_draws
+
 
 class Changes(Protocol):
     """What is told of every key a command changes (`_aof.Journal`)."""
@@ -165,6 +167,7 @@ class SimServer(FakeServer):
     def __init__(self, changes: Changes, version: tuple[int, ...]) -> None:
         super().__init__(version=version, server_type="redis")
         order_sets()
+        label_draws()
         self.changes = changes
         # fakeredis declares these as a defaultdict of Database and of WeakSet; these
         # have the methods it uses, and a fixed order
