@@ -102,3 +102,29 @@ def test_a_failover_loses_acknowledged_writes_in_some_seed() -> None:
         if final < acked:
             return  # the replica had not received the last acknowledged INCRs
     pytest.fail("no failover of 20 lost an acknowledged INCR")
+
+
+def test_buggify_makes_a_replica_fall_behind_in_some_seed() -> None:
+    async def client() -> Any:
+        primary, replica = aredis.Redis(host="primary"), aredis.Redis(host="replica")
+        await asyncio.sleep(1.5)  # the replica has synced
+        stale = 0
+        for i in range(1, 21):
+            await primary.set("k", i)
+            await asyncio.sleep(0.05)
+            stale += int(await replica.get("k") or 0) != i
+        return stale
+
+    def setup(sim: seedbed.Simulation) -> None:
+        sim.host("primary", Redis())
+        sim.host("replica", Redis(replicaof="primary"))
+        sim.client("app", client)
+
+    def stale_reads(buggify: bool) -> list[int]:
+        faults = seedbed.FaultProfile(buggify=buggify)
+        scenario = seedbed.Scenario("lag", setup, faults=faults, duration=10.0)
+        return [scenario.run(seed=seed).values["app"] for seed in range(6)]
+
+    # a read 50 ms after the write is rarely stale on its own (a latency tail), and
+    # for half of many reads when the replica falls behind
+    assert max(stale_reads(True)) >= 10 > max(stale_reads(False))

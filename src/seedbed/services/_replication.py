@@ -9,7 +9,9 @@ it, as in Redis. The replica applies each record atomically through a link
 session (which may write; clients of a replica may not: `READONLY`), into
 its own keyspace, its own append-only file and its own replicas. When the
 link breaks (a crash, a partition's reset) the replica keeps serving what it
-has, stale, and reconnects every second with a full resync.
+has, stale, and reconnects every second with a full resync. With buggify
+on, a replica may fall behind (wait half a second before applying what
+arrived), so reads from it are stale for longer.
 
 `REPLICAOF NO ONE` (or `SLAVEOF NO ONE`) sent to a replica promotes it: it
 stops following and accepts writes, with whatever it had received, so the
@@ -26,12 +28,14 @@ from typing import Any
 
 from fakeredis._helpers import SimpleError, SimpleString
 
+from seedbed.faults import buggify
 from seedbed.services import _aof
 from seedbed.services._journal import Journal
 from seedbed.services._keyspace import SimServer
 from seedbed.services._session import Session
 
 RETRY = 1.0  # seconds between a replica's attempts to reach its primary, as Redis's cron
+LAG = 0.5  # seconds a buggified replica waits before applying what arrived
 READ_SIZE = 64 * 1024
 log = logging.getLogger("seedbed.services")
 
@@ -113,6 +117,8 @@ class Replication:
                     return
                 payloads, end = _aof.frames(buffer)
                 buffer = buffer[end:]
+                if payloads and buggify(f"{self.label}: the replica falls behind"):
+                    await asyncio.sleep(LAG)  # a slow replica: its reads stay stale longer
                 for payload in payloads:
                     link.apply(payload)
                     self.connected = True
