@@ -147,7 +147,8 @@ def Redis(  # named as the service it stands in for, like a class
     apply to the file. An error writing or fsyncing the file stops the
     stand-in (it closes its port, as Redis exits). With buggify on, a
     subscriber may be disconnected instead of getting a message (Redis's
-    output-buffer limit) and a command may stall 100 ms.
+    output-buffer limit), a command may stall 100 ms, and a replica may fall
+    half a second behind.
 
     Needs fakeredis (`pip install 'seedbed[services]'`); runs only inside a
     simulated node. The synchronous `redis` client is refused there with
