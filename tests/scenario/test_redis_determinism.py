@@ -72,9 +72,9 @@ def brokered(seed):
     sim.client("app", requester)
     return sim.run(max_time=60).trace_hash
 
-for seed in (11, 12):
-    print(redis_shop.watched.run(seed=seed).trace_hash, faulty.run(seed=seed).trace_hash,
-          brokered(seed))
+print(redis_shop.watched.run(seed=11).trace_hash, brokered(11))
+print(faulty.run(seed=11).trace_hash)
+print(faulty.run(seed=12).trace_hash)
 """
 
 
@@ -96,4 +96,4 @@ def test_one_seed_gives_one_trace_hash_in_two_processes_and_two_seeds_two() -> N
     processes = [start("1"), start("2")]  # side by side: one per core
     first, second = (hashes(process) for process in processes)
     assert first == second
-    assert first[0] != first[1]
+    assert first[1] != first[2]  # and another seed, another run
