@@ -222,11 +222,12 @@ def _read_plain_map(text: str) -> dict[Any, Any] | None:
     return dict(zip(items[::2], items[1::2], strict=True))
 
 
-def read_edn_line(text: str, source: str, line: int) -> Any:
+def read_edn_line(text: str, source: str, line: int, *, sets: bool = False) -> Any:
     """One EDN form from one line, without recursion (deep nesting cannot crash it).
 
     Vectors and lists become tuples, maps dicts, keywords strings that keep
-    their colon (``":ok"``), numbers ints or floats; sets are refused.
+    their colon (``":ok"``), numbers ints or floats; sets are refused unless
+    ``sets`` (then read as tuples, in the order written: a set read's elements).
     """
     stack: list[tuple[str, list[Any]]] = []
     result: list[Any] = []
@@ -238,12 +239,14 @@ def read_edn_line(text: str, source: str, line: int) -> Any:
         if kind == "bad":
             raise HistoryError(source, line, f"unexpected {token!r} in EDN")
         if kind == "open":
-            if token == "#{":
+            if token == "#{" and not sets:
                 raise HistoryError(source, line, "EDN sets are not supported in histories")
             stack.append((token, []))
             continue
         try:
             value = _close(stack, token, source, line) if kind == "close" else _atom(kind, token)
+        except HistoryError:  # an unbalanced form (a ValueError too): its own message
+            raise
         except ValueError as exc:
             raise HistoryError(source, line, f"cannot read EDN number: {exc}") from None
         (stack[-1][1] if stack else result).append(value)

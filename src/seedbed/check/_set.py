@@ -1,0 +1,285 @@
+"""The set check, Jepsen's set-full: every acknowledged add is in every later read.
+
+Operations: ``add`` (value: the element, each element added once; an add
+that failed may be retried with the same element) and ``read`` (result: the
+elements present, a list or set; nothing, for an empty set). An add of
+unknown outcome may or may not have happened; a failed one did not.
+
+Real-time order is the order of the events. For each element:
+
+- *known*: from the earlier of its add's acknowledgement and the end of the
+  first read that saw it;
+- *last present*: the latest-invoked read that saw it;
+- *last absent*: the latest-invoked read that did not.
+
+and so one outcome:
+
+- **stable**: seen, and seen by a read invoked after every read that missed it;
+- **lost** (refutes): known, then missed by a read invoked after it was known
+  and after every read that saw it: it never came back;
+- **never-read** (informs): neither; no read began once it was known, or its
+  add's outcome is unknown and no read saw it;
+- **stale**: stable, but a read invoked after it was known missed it (a read
+  that went back in time; refutes only with ``linearizable=True``).
+
+Reads never invent elements: one returning an element no add attempted, one
+whose add failed, or one whose add began only after the read ended, is
+**unexpected**; one returning an element twice, **duplicated** (both refute).
+
+Cost: one pass forward over the reads for what they saw, one pass backward
+for what they missed, linear in the history's size (operations plus elements
+read). Jepsen's set-full compares every read with every element, which is
+quadratic when reads return little. Going backward, the elements present in
+every read so far shrink to those in the read before, so each read costs its
+own length and each element is dropped once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from seedbed.check._history import History, Operation
+from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only, refuse
+
+_NEVER = 1 << 62  # an event index no history reaches: "not known"
+
+
+@dataclass
+class _Reads:
+    """What the ok reads saw, per element (the forward pass)."""
+
+    ops: list[tuple[Operation, tuple[Any, ...]]] = field(default_factory=list)
+    first_seen: dict[Hashable, Operation] = field(default_factory=dict)  # ended earliest
+    last_present: dict[Hashable, Operation] = field(default_factory=dict)  # invoked latest
+    findings: list[Finding] = field(default_factory=list)
+    invented: set[Hashable] = field(default_factory=set)  # reported unexpected (membership only)
+
+
+def check_set(
+    history: History, *, linearizable: bool = False, allow_empty: bool = False
+) -> CheckVerdict:
+    """Check a set history (``add`` and ``read``) as Jepsen's set-full does.
+
+    Invalid when an element is lost, unexpected or duplicated (and, with
+    ``linearizable``, stale). Vacuous, unless ``allow_empty``, when no
+    element is stable: no read ever showed an added element that stayed, so
+    the history cannot show that acknowledged adds survive.
+    """
+    began = time.monotonic()
+    only(history, "set", ("add", "read"))
+    adds, failed, reads = _adds(history), _failed_adds(history), _Reads()
+    acknowledged = sum(1 for op in adds.values() if op.status == "ok")
+    for op in history.operations():
+        if op.f == "read" and op.status == "ok":
+            _saw(history, op, adds, failed, reads)
+    last_absent = _last_absent(adds, reads.ops)
+    outcomes = _outcomes(adds, reads, last_absent, linearizable)
+    findings = outcomes["lost"] + reads.findings + outcomes["stale"] + outcomes["never-read"]
+    stable = outcomes["stable"]
+    counts = {
+        "adds": sum(1 for op in history.operations() if op.f == "add"),
+        "acknowledged": acknowledged,
+        "reads": len(reads.ops),
+        "stable": len(stable),
+        "lost": len(outcomes["lost"]),
+        "stale": len(outcomes["stale"]),
+        "never-read": len(outcomes["never-read"]),
+        "unexpected": sum(1 for f in reads.findings if f.kind == "unexpected"),
+        "duplicated": sum(1 for f in reads.findings if f.kind == "duplicated"),
+    }
+    reason = None if stable else _why_vacuous(acknowledged, len(reads.ops), bool(reads.first_seen))
+    return decide("set", history, counts, findings, reason, time.monotonic() - began, allow_empty)
+
+
+def _adds(history: History) -> dict[Hashable, Operation]:
+    """Each element's add that did not fail, in invocation order; a second is refused."""
+    adds: dict[Hashable, Operation] = {}
+    for op in history.operations():
+        if op.f != "add" or op.status == "fail":
+            continue
+        element = hashable(history, op, op.value, "element")
+        earlier = adds.get(element)
+        if earlier is not None:
+            raise refuse(
+                history,
+                op,
+                f"set model: element {element!r} is added twice (#{earlier.id} and #{op.id}); "
+                "each element must be added once (or only retried after a failed add)",
+            )
+        adds[element] = op
+    return adds
+
+
+def _failed_adds(history: History) -> dict[Hashable, Operation]:
+    return {
+        op.value: op
+        for op in history.operations()
+        if op.f == "add" and op.status == "fail" and _can_hash(op.value)
+    }
+
+
+def _can_hash(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _saw(
+    history: History,
+    read: Operation,
+    adds: dict[Hashable, Operation],
+    failed: dict[Hashable, Operation],
+    reads: _Reads,
+) -> None:
+    """Fold one ok read into ``reads``: what it saw, and what it invented."""
+    seen = elements(history, read, read.result, "set")
+    reads.ops.append((read, seen))
+    if len(set(seen)) != len(seen):
+        reads.findings.extend(_duplicates(read, seen))
+    assert read.ret is not None
+    first_seen, last_present = reads.first_seen, reads.last_present
+    for element in seen:
+        add = adds.get(element)
+        if add is None or read.ret < add.call:
+            if element not in reads.invented:
+                reads.invented.add(element)
+                reads.findings.append(_unexpected(element, read, add, failed.get(element)))
+            continue
+        last_present[element] = read  # reads come in invocation order: the latest wins
+        first = first_seen.get(element)
+        if first is None or (first.ret is not None and read.ret < first.ret):
+            first_seen[element] = read
+
+
+def _duplicates(read: Operation, seen: tuple[Any, ...]) -> list[Finding]:
+    counts: dict[Hashable, int] = {}
+    for element in seen:
+        counts[element] = counts.get(element, 0) + 1
+    return [
+        Finding(
+            "duplicated", e, (read,), f"element {e!r}: read #{read.id} returned it {n} times", True
+        )
+        for e, n in counts.items()
+        if n > 1
+    ]
+
+
+def _unexpected(
+    element: Any, read: Operation, add: Operation | None, failed: Operation | None
+) -> Finding:
+    if add is not None:
+        why = f"before its add (#{add.id}) began"
+        ops: tuple[Operation, ...] = (read, add)
+    elif failed is not None:
+        why = f"but its add (#{failed.id}) failed: it certainly had no effect"
+        ops = tuple(sorted((read, failed), key=lambda op: op.id))
+    else:
+        why, ops = "but no add of it was attempted", (read,)
+    return Finding(
+        "unexpected", element, ops, f"element {element!r}: read #{read.id} returned it {why}", True
+    )
+
+
+def _last_absent(
+    adds: dict[Hashable, Operation], reads: list[tuple[Operation, tuple[Any, ...]]]
+) -> dict[Hashable, Operation]:
+    """For each element, the latest-invoked ok read that did not return it.
+
+    Backward over the reads, keeping the elements present in every read
+    seen so far: after the first step they are a subset of the read before,
+    so the pass costs the reads' lengths plus the elements, once each.
+    """
+    absent: dict[Hashable, Operation] = {}
+    present_since: list[Hashable] = list(adds)
+    for read, seen in reversed(reads):
+        here = set(seen)
+        kept = []
+        for element in present_since:
+            if element in here:
+                kept.append(element)
+            else:
+                absent[element] = read
+        present_since = kept
+    return absent
+
+
+def _outcomes(
+    adds: dict[Hashable, Operation],
+    reads: _Reads,
+    last_absent: dict[Hashable, Operation],
+    linearizable: bool,
+) -> dict[str, list[Any]]:
+    """Each added element's outcome, as findings (stable ones only counted), in add order."""
+    out: dict[str, list[Any]] = {"lost": [], "stale": [], "never-read": [], "stable": []}
+    for element, add in adds.items():
+        seen = reads.first_seen.get(element)
+        known = min(
+            add.ret if add.status == "ok" and add.ret is not None else _NEVER,
+            seen.ret if seen is not None and seen.ret is not None else _NEVER,
+        )
+        present, absent = reads.last_present.get(element), last_absent.get(element)
+        present_at = -1 if present is None else present.call
+        absent_at = -1 if absent is None else absent.call
+        if present is not None and absent_at < present_at:
+            out["stable"].append(element)
+            if absent is not None and known < absent_at:
+                out["stale"].append(_stale(element, add, absent, present, linearizable))
+        elif absent is not None and known < absent_at and present_at < absent_at:
+            out["lost"].append(_lost(element, add, seen, present, absent))
+        else:
+            out["never-read"].append(_never_read(element, add))
+    return out
+
+
+def _known_from(add: Operation, seen: Operation | None) -> str:
+    if add.status == "ok" and (seen is None or (add.ret or 0) <= (seen.ret or 0)):
+        return f"its add (#{add.id}) was acknowledged"
+    assert seen is not None
+    return f"read #{seen.id} saw it"
+
+
+def _lost(
+    element: Any,
+    add: Operation,
+    seen: Operation | None,
+    present: Operation | None,
+    absent: Operation,
+) -> Finding:
+    last = "no read ever saw it" if present is None else f"read #{present.id} saw it last"
+    text = (
+        f"element {element!r}: {_known_from(add, seen)} and {last}; read #{absent.id}, "
+        "invoked after that, missed it, and no later read saw it again"
+    )
+    ops = (add, *(() if present is None else (present,)), absent)
+    return Finding("lost", element, ops, text, True)
+
+
+def _stale(
+    element: Any, add: Operation, absent: Operation, present: Operation, linearizable: bool
+) -> Finding:
+    text = (
+        f"element {element!r}: read #{absent.id} began after it was known present and missed it; "
+        f"reads from #{present.id} on see it"
+    )
+    return Finding("stale", element, (add, absent, present), text, linearizable)
+
+
+def _never_read(element: Any, add: Operation) -> Finding:
+    if add.status == "ok":
+        why = "no read began after its add was acknowledged"
+    else:
+        why = "its add's outcome is unknown and no read saw it"
+    return Finding("never-read", element, (add,), f"element {element!r}: {why}", False)
+
+
+def _why_vacuous(acknowledged: int, reads: int, any_seen: bool) -> str:
+    if not reads:
+        return "no add and no read succeeded" if not acknowledged else "no read succeeded"
+    if not acknowledged and not any_seen:
+        return "no add succeeded and no read saw an added element"
+    return "no read that began after an element was added saw it"
