@@ -14,6 +14,11 @@ once, after the last phase, inside the run::
 
     scenario = Scenario("jobs", setup, checks=[jobs], ...)
 
+One oracle serves every run of its scenario: the history it checks is the
+one recorded in the run checking it (recording in a new run starts afresh,
+and a run that recorded nothing checks an empty history, never the last
+run's).
+
 Calling the oracle checks the history with the named model (any of
 ``check-history --model``'s) and returns True when it passes; otherwise it
 raises `AssertionError` whose message is the checker's explanation, which
@@ -25,12 +30,14 @@ writes a trace, `seedbed view` marks the operations a refusal blames.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import weakref
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import IO, Any
 
 from seedbed.check._collections import CHECKERS, check_collection
-from seedbed.check._history import Recorder, _loop_clock
+from seedbed.check._history import EventType, History, Recorder, _loop_clock
 from seedbed.check._linearizability import Outcome, Verdict, linearizable
 from seedbed.check._models import MODELS
 from seedbed.check._txn_history import TXN_MODELS
@@ -74,12 +81,39 @@ class HistoryOracle(Recorder):
         self.timeout = timeout
         self.options = options
         self.location = caller_location(2)  # where it was made: a failure names that line
+        self._run: weakref.ref[asyncio.AbstractEventLoop] | None = None  # the loop recorded in
 
     def __repr__(self) -> str:
         return f"HistoryOracle({self.name!r})"
 
+    def invoke(self, process: Hashable, f: str, value: Any = None) -> None:
+        """Record that ``process`` starts operation ``f(value)`` (see `Recorder.invoke`)."""
+        self._this_run()
+        super().invoke(process, f, value)
+
+    def _complete(self, process: Hashable, kind: EventType, value: Any) -> None:
+        self._this_run()
+        super()._complete(process, kind, value)
+
+    def _this_run(self) -> None:
+        """Forget a history recorded in another run (another event loop)."""
+        loop = _running_loop()
+        if loop is None or (self._run is not None and self._run() is loop):
+            return
+        if self._run is not None:
+            self._events.clear()
+            self._open.clear()
+            self._noted = None
+        self._run = weakref.ref(loop)
+
+    @property
+    def history(self) -> History:
+        """What this run recorded so far (open operations count as unknown)."""
+        self._this_run()
+        return super().history
+
     def verdict(self) -> Verdict | TxnVerdict | CheckVerdict:
-        """Check what was recorded so far (open operations count as unknown)."""
+        """Check what this run recorded so far (open operations count as unknown)."""
         history = self.history
         if self.model in MODELS:
             model = MODELS[self.model]()
@@ -105,3 +139,10 @@ class HistoryOracle(Recorder):
         error = AssertionError(text)
         error.location = self.location  # type: ignore[attr-defined]
         raise error
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -11,7 +11,11 @@ One run of a scenario under a seed:
 3. liveness phase (only with `liveness` predicates): no new faults, every
    fault ended (partitions repaired, holds released, crashed nodes
    restarted), then every predicate must hold within `liveness_timeout`
-   virtual seconds, else `LivenessFailure` naming those still false.
+   virtual seconds, else `LivenessFailure` naming those still false;
+4. end (only with `checks`): each check is called once, inside the run, on
+   what the workload left (a `seedbed.check.HistoryOracle` checks the
+   history it recorded); one that is false or raises fails the run with
+   `InvariantViolation`.
 
 Invariants are checked continuously (see `_oracles`). A run is bounded by a
 budget: virtual time (the phases plus a margin) and steps (`max_steps`), so a
@@ -90,6 +94,7 @@ class Scenario:
         liveness_timeout: float = 30.0,
         *,
         invariant_interval: int = 1,
+        checks: Sequence[Callable[[], Any]] = (),
         **world_options: Any,
     ) -> None:
         if not isinstance(name, str) or not name:
@@ -105,7 +110,11 @@ class Scenario:
         check_seconds("Scenario", "duration", duration, allow_zero=False)
         check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
         check_positive_int("Scenario", "invariant_interval", invariant_interval)
-        for kind, predicates in (("invariants", invariants), ("liveness", liveness)):
+        for kind, predicates in (
+            ("invariants", invariants),
+            ("liveness", liveness),
+            ("checks", checks),
+        ):
             if isinstance(predicates, str) or not all(callable(p) for p in predicates):
                 raise UsageError(
                     f"Scenario.{kind} must be zero-argument callables, got {predicates!r}"
@@ -123,6 +132,7 @@ class Scenario:
         self.invariants = tuple(invariants)
         self.liveness = tuple(liveness)
         self.liveness_timeout = float(liveness_timeout)
+        self.checks = tuple(checks)
         self.invariant_interval = invariant_interval
         self.world_options = world_options
         self._module = sys._getframe(1).f_globals.get("__name__")  # to name it in replays
@@ -291,8 +301,9 @@ class _Run:
             trace_object.events = deque(maxlen=keep_events)  # type: ignore[assignment]
             trace_object.quiet = False
         self.oracles = Oracles(
-            self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
-        )
+            self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval,
+            scenario.checks,
+        )  # fmt: skip
 
     def _profile(self, seed: int) -> FaultProfile | None:
         faults = self.scenario.faults
@@ -379,6 +390,7 @@ class _Run:
         choices.phase_ended(sim.loop.time())
         if scenario.liveness:
             await self._liveness_phase()
+        self.oracles.run_checks()
         return {node.name: node.result.result() for node in clients if node.result.done()}
 
     async def _liveness_phase(self) -> None:
@@ -411,7 +423,7 @@ class _Run:
 
     def _assertions(self) -> dict[str, dict[str, Any]]:
         """The run's assertion catalog: its `always`/`sometimes`/... calls and
-        the scenario's invariants and liveness predicates."""
+        the scenario's invariants, liveness predicates and end-of-run checks."""
         return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
