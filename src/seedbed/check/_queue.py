@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from seedbed.check._history import History, Operation
 from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only
@@ -35,7 +36,7 @@ from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hash
 _UNBOUNDED = 1 << 62  # what a drain of unknown outcome may have taken
 
 
-@dataclass
+@dataclass(slots=True)
 class _Element:
     """One element's enqueues (attempted, acknowledged, failed) and dequeues."""
 
@@ -43,6 +44,28 @@ class _Element:
     acknowledged: int = 0
     failed: list[Operation] = field(default_factory=list)
     dequeues: list[Operation] = field(default_factory=list)
+    first_call: int = _UNBOUNDED  # when its first enqueue attempt began
+    first_end: int = _UNBOUNDED  # when the first dequeue that took it ended
+
+
+@dataclass
+class _Table:
+    """Every element, in order of first appearance, and the operations counted."""
+
+    elements: dict[Hashable, _Element] = field(default_factory=dict)
+    enqueues: int = 0
+    unknown: int = 0  # dequeues and drains of unknown outcome
+    unknown_takes: int = 0  # how many elements those may have taken
+
+    def entry(self, history: History, op: Operation, element: Any) -> _Element:
+        try:
+            found = self.elements.get(element)
+        except TypeError:  # cannot be hashed: refused, naming it
+            hashable(history, op, element, "element")
+            raise
+        if found is None:
+            found = self.elements[element] = _Element()
+        return found
 
 
 def check_queue(history: History, *, allow_empty: bool = False) -> CheckVerdict:
@@ -55,49 +78,61 @@ def check_queue(history: History, *, allow_empty: bool = False) -> CheckVerdict:
     """
     began = time.monotonic()
     only(history, "queue", ("enqueue", "dequeue", "drain"))
-    table: dict[Hashable, _Element] = {}
-    unknown_takes = 0
+    table = _Table()
     for op in history.operations():
         if op.f == "enqueue":
-            _enqueued(history, op, table)
+            _enqueued(table, table.entry(history, op, op.value), op)
         elif op.status == "ok":
             taken = (op.result,) if op.f == "dequeue" else elements(history, op, op.result, "queue")
             for element in taken:
                 if element is not None or op.f == "drain":
-                    element = hashable(history, op, element, "element")
-                    table.setdefault(element, _Element()).dequeues.append(op)
+                    entry = table.entry(history, op, element)
+                    entry.dequeues.append(op)
+                    entry.first_end = min(entry.first_end, op.ret or 0)
         elif op.status == "info":
-            unknown_takes += 1 if op.f == "dequeue" else _UNBOUNDED
-    findings = _findings(table, unknown_takes)
-    counts = _counts(history, table, findings, unknown_takes)
+            table.unknown += 1
+            table.unknown_takes += 1 if op.f == "dequeue" else _UNBOUNDED
+    findings, counts = _findings(table)
     reason = _why_vacuous(counts["acknowledged"], counts["dequeued"])
     return decide("queue", history, counts, findings, reason, time.monotonic() - began, allow_empty)
 
 
-def _enqueued(history: History, op: Operation, table: dict[Hashable, _Element]) -> None:
-    entry = table.setdefault(hashable(history, op, op.value, "element"), _Element())
+def _enqueued(table: _Table, entry: _Element, op: Operation) -> None:
+    table.enqueues += 1
     if op.status == "fail":
         entry.failed.append(op)
         return
     entry.attempts.append(op)
     entry.acknowledged += op.status == "ok"
+    entry.first_call = min(entry.first_call, op.call)
 
 
-def _findings(table: dict[Hashable, _Element], unknown_takes: int) -> list[Finding]:
-    lost: list[Finding] = []
+def _findings(table: _Table) -> tuple[list[Finding], dict[str, int]]:
+    """What each element shows, and the tallies, in one pass over the elements."""
+    lost: list[tuple[Hashable, _Element]] = []
     others: list[Finding] = []
-    missing = sum(max(0, e.acknowledged - len(e.dequeues)) for e in table.values())
-    refutes = missing > unknown_takes
-    for element, entry in table.items():
-        taken = len(entry.dequeues)
+    acknowledged = dequeued = missing = recovered = 0
+    for element, entry in table.elements.items():
+        taken, attempts = len(entry.dequeues), len(entry.attempts)
+        acknowledged += entry.acknowledged
+        dequeued += taken
+        missing += max(0, entry.acknowledged - taken)
+        recovered += min(taken, attempts) - min(taken, entry.acknowledged)
         if entry.acknowledged > taken:
-            lost.append(_lost(element, entry, refutes))
-        unexpected = _unexpected(element, entry)
-        if unexpected is not None:
-            others.append(unexpected)
-        elif taken > len(entry.attempts):
+            lost.append((element, entry))
+        if taken and (not attempts or entry.first_end < entry.first_call):
+            others.append(_unexpected(element, entry))
+        elif taken > attempts:
             others.append(_duplicated(element, entry))
-    return lost + others
+    refutes = missing > table.unknown_takes
+    kinds = [f.kind for f in others]
+    counts = {
+        "enqueues": table.enqueues, "acknowledged": acknowledged, "dequeued": dequeued,
+        "lost": missing, "duplicated": kinds.count("duplicated"),
+        "unexpected": kinds.count("unexpected"), "recovered": recovered,
+        "unknown-dequeues": table.unknown,
+    }  # fmt: skip
+    return [_lost(element, entry, refutes) for element, entry in lost] + others, counts
 
 
 def _lost(element: Hashable, entry: _Element, refutes: bool) -> Finding:
@@ -112,9 +147,7 @@ def _lost(element: Hashable, entry: _Element, refutes: bool) -> Finding:
     return Finding("lost", element, ops, f"element {element!r}: {how}{maybe}", refutes)
 
 
-def _unexpected(element: Hashable, entry: _Element) -> Finding | None:
-    if not entry.dequeues:
-        return None
+def _unexpected(element: Hashable, entry: _Element) -> Finding:
     first = entry.dequeues[0]
     if not entry.attempts:
         if entry.failed:
@@ -125,10 +158,7 @@ def _unexpected(element: Hashable, entry: _Element) -> Finding | None:
         return Finding(
             "unexpected", element, ops, f"element {element!r}: #{first.id} took it {why}", True
         )
-    begun = min(op.call for op in entry.attempts)
-    early = next((op for op in entry.dequeues if op.ret is not None and op.ret < begun), None)
-    if early is None:
-        return None
+    early = min(entry.dequeues, key=lambda op: op.ret or 0)
     enqueue = min(entry.attempts, key=lambda op: op.call)
     text = (
         f"element {element!r}: #{early.id} took it before any enqueue of it (#{enqueue.id}) began"
@@ -149,28 +179,6 @@ def _duplicated(element: Hashable, entry: _Element) -> Finding:
 
 def _times(count: int) -> str:
     return "once" if count == 1 else "twice" if count == 2 else f"{count} times"
-
-
-def _counts(
-    history: History, table: dict[Hashable, _Element], findings: list[Finding], unknown: int
-) -> dict[str, int]:
-    recovered = sum(
-        min(len(e.dequeues), len(e.attempts)) - min(len(e.dequeues), e.acknowledged)
-        for e in table.values()
-    )
-    kinds = [f.kind for f in findings]
-    return {
-        "enqueues": sum(1 for op in history.operations() if op.f == "enqueue"),
-        "acknowledged": sum(e.acknowledged for e in table.values()),
-        "dequeued": sum(len(e.dequeues) for e in table.values()),
-        "lost": sum(max(0, e.acknowledged - len(e.dequeues)) for e in table.values()),
-        "duplicated": kinds.count("duplicated"),
-        "unexpected": kinds.count("unexpected"),
-        "recovered": recovered,
-        "unknown-dequeues": sum(
-            1 for op in history.operations() if op.f != "enqueue" and op.status == "info"
-        ),
-    }
 
 
 def _why_vacuous(acknowledged: int, dequeued: int) -> str | None:

@@ -41,7 +41,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedbed.check._history import History, Operation
+from seedbed.check._history import History, HistoryError, Operation
 from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only, refuse
 
 _NEVER = 1 << 62  # an event index no history reaches: "not known"
@@ -51,7 +51,7 @@ _NEVER = 1 << 62  # an event index no history reaches: "not known"
 class _Reads:
     """What the ok reads saw, per element (the forward pass)."""
 
-    ops: list[tuple[Operation, tuple[Any, ...]]] = field(default_factory=list)
+    ops: list[tuple[Operation, tuple[Any, ...]]]
     first_seen: dict[Hashable, Operation] = field(default_factory=dict)  # ended earliest
     last_present: dict[Hashable, Operation] = field(default_factory=dict)  # invoked latest
     findings: list[Finding] = field(default_factory=list)
@@ -70,47 +70,56 @@ def check_set(
     """
     began = time.monotonic()
     only(history, "set", ("add", "read"))
-    adds, failed, reads = _adds(history), _failed_adds(history), _Reads()
-    acknowledged = sum(1 for op in adds.values() if op.status == "ok")
-    for op in history.operations():
-        if op.f == "read" and op.status == "ok":
-            _saw(history, op, adds, failed, reads)
-    last_absent = _last_absent(adds, reads.ops)
-    outcomes = _outcomes(adds, reads, last_absent, linearizable)
+    adds = _adds(history)
+    seen = [
+        (op, elements(history, op, op.result, "set"))
+        for op in history.operations()
+        if op.f == "read" and op.status == "ok"
+    ]
+    reads = _forward(seen, adds, _failed_adds(history))
+    outcomes = _outcomes(adds, reads, _backward(adds, reads), linearizable)
     findings = outcomes["lost"] + reads.findings + outcomes["stale"] + outcomes["never-read"]
-    stable = outcomes["stable"]
+    acknowledged = sum(1 for op in adds.values() if op.status == "ok")
     counts = {
         "adds": sum(1 for op in history.operations() if op.f == "add"),
         "acknowledged": acknowledged,
-        "reads": len(reads.ops),
-        "stable": len(stable),
+        "reads": len(seen),
+        "stable": len(outcomes["stable"]),
         "lost": len(outcomes["lost"]),
         "stale": len(outcomes["stale"]),
         "never-read": len(outcomes["never-read"]),
         "unexpected": sum(1 for f in reads.findings if f.kind == "unexpected"),
         "duplicated": sum(1 for f in reads.findings if f.kind == "duplicated"),
     }
-    reason = None if stable else _why_vacuous(acknowledged, len(reads.ops), bool(reads.first_seen))
+    any_seen = not reads.first_seen.keys().isdisjoint(adds)
+    reason = None if outcomes["stable"] else _why_vacuous(acknowledged, len(seen), any_seen)
     return decide("set", history, counts, findings, reason, time.monotonic() - began, allow_empty)
 
 
 def _adds(history: History) -> dict[Hashable, Operation]:
     """Each element's add that did not fail, in invocation order; a second is refused."""
     adds: dict[Hashable, Operation] = {}
-    for op in history.operations():
-        if op.f != "add" or op.status == "fail":
-            continue
-        element = hashable(history, op, op.value, "element")
-        earlier = adds.get(element)
-        if earlier is not None:
-            raise refuse(
-                history,
-                op,
-                f"set model: element {element!r} is added twice (#{earlier.id} and #{op.id}); "
-                "each element must be added once (or only retried after a failed add)",
-            )
-        adds[element] = op
+    try:
+        for op in history.operations():
+            if op.f == "add" and op.status != "fail":
+                if op.value in adds:
+                    raise _twice(history, adds[op.value], op)
+                adds[op.value] = op
+    except TypeError:  # an element that cannot be hashed: name it, the slow way
+        for op in history.operations():
+            if op.f == "add":
+                hashable(history, op, op.value, "element")
+        raise
     return adds
+
+
+def _twice(history: History, earlier: Operation, op: Operation) -> HistoryError:
+    return refuse(
+        history,
+        op,
+        f"set model: element {op.value!r} is added twice (#{earlier.id} and #{op.id}); "
+        "each element must be added once (or only retried after a failed add)",
+    )
 
 
 def _failed_adds(history: History) -> dict[Hashable, Operation]:
@@ -129,31 +138,59 @@ def _can_hash(value: Any) -> bool:
     return True
 
 
-def _saw(
-    history: History,
-    read: Operation,
+def _forward(
+    seen: list[tuple[Operation, tuple[Any, ...]]],
     adds: dict[Hashable, Operation],
     failed: dict[Hashable, Operation],
-    reads: _Reads,
-) -> None:
-    """Fold one ok read into ``reads``: what it saw, and what it invented."""
-    seen = elements(history, read, read.result, "set")
-    reads.ops.append((read, seen))
-    if len(set(seen)) != len(seen):
-        reads.findings.extend(_duplicates(read, seen))
-    assert read.ret is not None
-    first_seen, last_present = reads.first_seen, reads.last_present
-    for element in seen:
-        add = adds.get(element)
-        if add is None or read.ret < add.call:
-            if element not in reads.invented:
-                reads.invented.add(element)
-                reads.findings.append(_unexpected(element, read, add, failed.get(element)))
-            continue
-        last_present[element] = read  # reads come in invocation order: the latest wins
-        first = first_seen.get(element)
-        if first is None or (first.ret is not None and read.ret < first.ret):
-            first_seen[element] = read
+) -> _Reads:
+    """When each element was first seen, and what the reads duplicated or invented.
+
+    Set operations over whole reads (in C): each read is hashed once, and
+    the elements not seen yet shrink as reads see them, so later reads cost
+    little more than their hashing. Per-element Python work is spent only on
+    what refutes the history.
+    """
+    reads = _Reads(seen)
+    added, unseen = set(adds), set(adds)
+    found: list[tuple[int, int, Finding]] = []  # (read, position): in the order read
+    for read, returned in sorted(seen, key=lambda pair: pair[0].ret or 0):  # earliest end first
+        here = set(returned)
+        if len(here) != len(returned):
+            found.extend((read.id, 0, f) for f in _duplicates(read, returned))
+        if unknown := here - added:
+            found.extend(
+                (read.id, position, _unexpected(e, read, None, failed.get(e)))
+                for position, e in enumerate(returned)
+                if e in unknown
+            )
+        if unseen and (hits := unseen & here):
+            reads.first_seen.update(dict.fromkeys(hits, read))
+            unseen -= hits
+    for _, _, finding in sorted(found, key=lambda item: item[:2]):
+        if finding.kind == "unexpected":
+            if finding.subject in reads.invented:
+                continue  # each invented element once, with the first read that returned it
+            reads.invented.add(finding.subject)
+        reads.findings.append(finding)
+    return reads
+
+
+def _before_their_adds(early: dict[Hashable, Operation], reads: _Reads) -> None:
+    """Elements a read returned before their add began: unexpected, and those reads
+    do not count as seeing them (so their `first_seen` and `last_present` are redone)."""
+    for element, add in early.items():
+        reads.findings.append(_unexpected(element, reads.first_seen[element], add, None))
+        reads.invented.add(element)
+        del reads.first_seen[element]
+        reads.last_present.pop(element, None)
+    for read, returned in reads.ops:
+        for element in set(returned) & early.keys():
+            if (read.ret or 0) < early[element].call:
+                continue
+            reads.last_present[element] = read
+            first = reads.first_seen.get(element)
+            if first is None or (read.ret or 0) < (first.ret or 0):
+                reads.first_seen[element] = read
 
 
 def _duplicates(read: Operation, seen: tuple[Any, ...]) -> list[Finding]:
@@ -185,26 +222,24 @@ def _unexpected(
     )
 
 
-def _last_absent(
-    adds: dict[Hashable, Operation], reads: list[tuple[Operation, tuple[Any, ...]]]
-) -> dict[Hashable, Operation]:
-    """For each element, the latest-invoked ok read that did not return it.
+def _backward(adds: dict[Hashable, Operation], reads: _Reads) -> dict[Hashable, Operation]:
+    """Each element's last read that saw it (into ``reads``) and last that did not.
 
-    Backward over the reads, keeping the elements present in every read
-    seen so far: after the first step they are a subset of the read before,
-    so the pass costs the reads' lengths plus the elements, once each.
+    Backward over the reads: the elements not yet seen shrink as reads see
+    them, and the elements present in every read so far shrink to a subset
+    of the read before, so each read costs its hashing and each element is
+    dropped from each set once.
     """
     absent: dict[Hashable, Operation] = {}
-    present_since: list[Hashable] = list(adds)
-    for read, seen in reversed(reads):
-        here = set(seen)
-        kept = []
-        for element in present_since:
-            if element in here:
-                kept.append(element)
-            else:
-                absent[element] = read
-        present_since = kept
+    not_yet, present_since = set(adds), set(adds)
+    for read, returned in reversed(reads.ops):
+        here = set(returned)
+        if not_yet and (hits := not_yet & here):
+            reads.last_present.update(dict.fromkeys(hits, read))
+            not_yet -= hits
+        if gone := present_since - here:
+            absent.update(dict.fromkeys(gone, read))
+            present_since -= gone
     return absent
 
 
@@ -214,26 +249,51 @@ def _outcomes(
     last_absent: dict[Hashable, Operation],
     linearizable: bool,
 ) -> dict[str, list[Any]]:
-    """Each added element's outcome, as findings (stable ones only counted), in add order."""
+    """Each added element's outcome, as findings (stable ones only listed), in add order.
+
+    An element a read returned before its add began is unexpected, and that
+    read does not count as seeing it (`_before_their_adds`).
+    """
     out: dict[str, list[Any]] = {"lost": [], "stale": [], "never-read": [], "stable": []}
+    first_seen, last_present, early = reads.first_seen, reads.last_present, {}
     for element, add in adds.items():
-        seen = reads.first_seen.get(element)
-        known = min(
-            add.ret if add.status == "ok" and add.ret is not None else _NEVER,
-            seen.ret if seen is not None and seen.ret is not None else _NEVER,
-        )
-        present, absent = reads.last_present.get(element), last_absent.get(element)
-        present_at = -1 if present is None else present.call
-        absent_at = -1 if absent is None else absent.call
-        if present is not None and absent_at < present_at:
-            out["stable"].append(element)
-            if absent is not None and known < absent_at:
-                out["stale"].append(_stale(element, add, absent, present, linearizable))
-        elif absent is not None and known < absent_at and present_at < absent_at:
-            out["lost"].append(_lost(element, add, seen, present, absent))
-        else:
-            out["never-read"].append(_never_read(element, add))
+        seen = first_seen.get(element)
+        if seen is not None and (seen.ret or 0) < add.call:
+            early[element] = add
+            continue
+        absent = last_absent.get(element)
+        _classify(element, add, seen, last_present.get(element), absent, linearizable, out)
+    if early:
+        _before_their_adds(early, reads)
+        for element, add in early.items():
+            seen, present = first_seen.get(element), last_present.get(element)
+            absent = last_absent.get(element)
+            _classify(element, add, seen, present, absent, linearizable, out)
     return out
+
+
+def _classify(
+    element: Any,
+    add: Operation,
+    seen: Operation | None,
+    present: Operation | None,
+    absent: Operation | None,
+    linearizable: bool,
+    out: dict[str, list[Any]],
+) -> None:
+    """Stable, stale, lost or never read (see the module's documentation)."""
+    acknowledged = add.ret if add.status == "ok" and add.ret is not None else _NEVER
+    known = min(acknowledged, _NEVER if seen is None or seen.ret is None else seen.ret)
+    present_at = -1 if present is None else present.call
+    absent_at = -1 if absent is None else absent.call
+    if present is not None and absent_at < present_at:
+        out["stable"].append(element)
+        if absent is not None and known < absent_at:
+            out["stale"].append(_stale(element, add, absent, present, linearizable))
+    elif absent is not None and known < absent_at and present_at < absent_at:
+        out["lost"].append(_lost(element, add, seen, present, absent))
+    else:
+        out["never-read"].append(_never_read(element, add))
 
 
 def _known_from(add: Operation, seen: Operation | None) -> str:

@@ -244,8 +244,11 @@ def elements(history: History, op: Operation, value: Any, model: str) -> tuple[A
     if isinstance(value, frozenset):  # a set recorded in memory: its order is the hash's
         value = sorted(value, key=lambda v: (type(v).__name__, _short(v, 1000)))
     if isinstance(value, tuple | list):
-        for element in value:
-            hashable(history, op, element, "element")
+        try:
+            hash(tuple(value))  # every element at once, in C; the slow way only to name one
+        except TypeError:
+            for element in value:
+                hashable(history, op, element, "element")
         return tuple(value)
     raise refuse(
         history, op, f"{model} model: {op.f} must return a list of elements, not {_short(value)}"
