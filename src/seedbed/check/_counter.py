@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from seedbed.check._history import History, Operation
-from seedbed.check._verdict import CheckVerdict, Finding, decide, integer, only
+from seedbed.check._verdict import CheckVerdict, Finding, decide, integer, only, shown
 
 
 @dataclass
@@ -114,12 +114,13 @@ def _add(sums: _Sums, op: Operation, index: int) -> None:
 
 
 def _out_of_bounds(read: Operation, low: int, high: int) -> Finding:
+    value: int = read.result
+    side, by = ("below", low - value) if value < low else ("above", value - high)
     text = (
-        f"read #{read.id} returned {read.result}, but the adds allow only "
-        f"{low}..{high} then ({'below' if read.result < low else 'above'} by "
-        f"{low - read.result if read.result < low else read.result - high})"
+        f"read #{read.id} returned {shown(value)}, but the adds allow only "
+        f"{shown(low)}..{shown(high)} then ({side} by {shown(by)})"
     )
-    return Finding("out-of-bounds", read.result, (read,), text, True)
+    return Finding("out-of-bounds", value, (read,), text, True)
 
 
 def _why_vacuous(acknowledged: int, reads: int) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seedbed.check._history import History, Operation
-from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only
+from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only, shown
 
 _UNBOUNDED = 1 << 62  # what a drain of unknown outcome may have taken
 
@@ -144,7 +144,7 @@ def _lost(element: Hashable, entry: _Element, refutes: bool) -> Finding:
         how = f"enqueue #{acked[0].id} was acknowledged but no dequeue took it"
     maybe = "" if refutes else " (a dequeue of unknown outcome may have taken it)"
     ops = tuple(sorted((*acked, *entry.dequeues), key=lambda op: op.id))
-    return Finding("lost", element, ops, f"element {element!r}: {how}{maybe}", refutes)
+    return Finding("lost", element, ops, f"element {shown(element)}: {how}{maybe}", refutes)
 
 
 def _unexpected(element: Hashable, entry: _Element) -> Finding:
@@ -156,20 +156,19 @@ def _unexpected(element: Hashable, entry: _Element) -> Finding:
         else:
             why, ops = "but it was never enqueued", (first,)
         return Finding(
-            "unexpected", element, ops, f"element {element!r}: #{first.id} took it {why}", True
+            "unexpected", element, ops, f"element {shown(element)}: #{first.id} took it {why}", True
         )
     early = min(entry.dequeues, key=lambda op: op.ret or 0)
     enqueue = min(entry.attempts, key=lambda op: op.call)
-    text = (
-        f"element {element!r}: #{early.id} took it before any enqueue of it (#{enqueue.id}) began"
-    )
+    text = f"element {shown(element)}: #{early.id} took it before any enqueue of it began"
+    text += f" (the first: #{enqueue.id})"
     return Finding("unexpected", element, (enqueue, early), text, True)
 
 
 def _duplicated(element: Hashable, entry: _Element) -> Finding:
     taken, attempts = len(entry.dequeues), len(entry.attempts)
     text = (
-        f"element {element!r}: dequeued {_times(taken)} "
+        f"element {shown(element)}: dequeued {_times(taken)} "
         f"({', '.join('#' + str(op.id) for op in entry.dequeues[:6])}) but enqueued "
         f"{_times(attempts)}"
     )

@@ -42,7 +42,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seedbed.check._history import History, HistoryError, Operation
-from seedbed.check._verdict import CheckVerdict, Finding, decide, elements, hashable, only, refuse
+from seedbed.check._verdict import (
+    CheckVerdict,
+    Finding,
+    decide,
+    elements,
+    hashable,
+    only,
+    refuse,
+    shown,
+)
 
 _NEVER = 1 << 62  # an event index no history reaches: "not known"
 
@@ -117,7 +126,7 @@ def _twice(history: History, earlier: Operation, op: Operation) -> HistoryError:
     return refuse(
         history,
         op,
-        f"set model: element {op.value!r} is added twice (#{earlier.id} and #{op.id}); "
+        f"set model: element {shown(op.value)} is added twice (#{earlier.id} and #{op.id}); "
         "each element must be added once (or only retried after a failed add)",
     )
 
@@ -199,7 +208,11 @@ def _duplicates(read: Operation, seen: tuple[Any, ...]) -> list[Finding]:
         counts[element] = counts.get(element, 0) + 1
     return [
         Finding(
-            "duplicated", e, (read,), f"element {e!r}: read #{read.id} returned it {n} times", True
+            "duplicated",
+            e,
+            (read,),
+            f"element {shown(e)}: read #{read.id} returned it {n} times",
+            True,
         )
         for e, n in counts.items()
         if n > 1
@@ -218,7 +231,11 @@ def _unexpected(
     else:
         why, ops = "but no add of it was attempted", (read,)
     return Finding(
-        "unexpected", element, ops, f"element {element!r}: read #{read.id} returned it {why}", True
+        "unexpected",
+        element,
+        ops,
+        f"element {shown(element)}: read #{read.id} returned it {why}",
+        True,
     )
 
 
@@ -312,7 +329,7 @@ def _lost(
 ) -> Finding:
     last = "no read ever saw it" if present is None else f"read #{present.id} saw it last"
     text = (
-        f"element {element!r}: {_known_from(add, seen)} and {last}; read #{absent.id}, "
+        f"element {shown(element)}: {_known_from(add, seen)} and {last}; read #{absent.id}, "
         "invoked after that, missed it, and no later read saw it again"
     )
     ops = (add, *(() if present is None else (present,)), absent)
@@ -323,8 +340,8 @@ def _stale(
     element: Any, add: Operation, absent: Operation, present: Operation, linearizable: bool
 ) -> Finding:
     text = (
-        f"element {element!r}: read #{absent.id} began after it was known present and missed it; "
-        f"reads from #{present.id} on see it"
+        f"element {shown(element)}: read #{absent.id} began after it was known present and "
+        f"missed it; reads from #{present.id} on see it"
     )
     return Finding("stale", element, (add, absent, present), text, linearizable)
 
@@ -334,7 +351,7 @@ def _never_read(element: Any, add: Operation) -> Finding:
         why = "no read began after its add was acknowledged"
     else:
         why = "its add's outcome is unknown and no read saw it"
-    return Finding("never-read", element, (add,), f"element {element!r}: {why}", False)
+    return Finding("never-read", element, (add,), f"element {shown(element)}: {why}", False)
 
 
 def _why_vacuous(acknowledged: int, reads: int, any_seen: bool) -> str:

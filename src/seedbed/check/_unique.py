@@ -13,7 +13,7 @@ import time
 from collections.abc import Hashable
 
 from seedbed.check._history import History, Operation
-from seedbed.check._verdict import CheckVerdict, Finding, decide, hashable, only
+from seedbed.check._verdict import CheckVerdict, Finding, decide, hashable, only, shown
 
 
 def check_unique_ids(history: History, *, allow_empty: bool = False) -> CheckVerdict:
@@ -50,7 +50,7 @@ def check_unique_ids(history: History, *, allow_empty: bool = False) -> CheckVer
 
 def _duplicated(key: Hashable, ops: list[Operation]) -> Finding:
     named = ", ".join(f"#{op.id}" for op in ops[:6]) + (", ..." if len(ops) > 6 else "")
-    text = f"id {key!r} was returned {len(ops)} times ({named})"
+    text = f"id {shown(key)} was returned {len(ops)} times ({named})"
     return Finding("duplicated", key, tuple(ops), text, True)
 
 

@@ -19,6 +19,7 @@ them in the file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -59,12 +60,18 @@ class Finding:
         }
 
 
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON can hold it; what it cannot (a map, NaN, an integer past
+    the digit limit, nesting past 16 levels) as its repr, cut."""
+    if value is None or isinstance(value, bool | str):
         return value
-    if isinstance(value, tuple | list):
-        return [_jsonable(v) for v in value]
-    return repr(value)
+    if isinstance(value, int):
+        return value if value.bit_length() < 14_000 else shown(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else shown(value)
+    if isinstance(value, tuple | list) and depth < 16:
+        return [_jsonable(v, depth + 1) for v in value]
+    return shown(value, 200)
 
 
 def lines_of(op: Operation, history: History | None) -> str:
@@ -79,10 +86,10 @@ def lines_of(op: Operation, history: History | None) -> str:
 
 def describe_op(op: Operation, history: History | None = None) -> str:
     """``#12 p3 add(7) -> ok (lines 25-26)``: an operation a reader can find."""
-    outcome = {"ok": f"ok {_short(op.result)}", "fail": "fail", "info": "?"}[op.status]
+    outcome = {"ok": f"ok {shown(op.result)}", "fail": "fail", "info": "?"}[op.status]
     if op.status == "ok" and (op.result is None or _same(op.result, op.value)):
         outcome = "ok"  # an acknowledgement echoing its argument says nothing more
-    argument = "" if op.value is None else _short(op.value)
+    argument = "" if op.value is None else shown(op.value)
     return f"#{op.id} p{op.process} {op.f}({argument}) -> {outcome} ({lines_of(op, history)})"
 
 
@@ -93,7 +100,9 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit``; a value whose repr fails (an int past the
+    interpreter's digit limit) is named by its type, never raised."""
     try:
         text = repr(value)
     except Exception:  # a value whose repr fails still gets named
@@ -233,7 +242,7 @@ def hashable(history: History, op: Operation, value: Any, what: str) -> Any:
     try:
         hash(value)
     except TypeError:
-        raise refuse(history, op, f"{what} {_short(value)} cannot be compared (a map?)") from None
+        raise refuse(history, op, f"{what} {shown(value)} cannot be compared (a map?)") from None
     return value
 
 
@@ -242,7 +251,7 @@ def elements(history: History, op: Operation, value: Any, model: str) -> tuple[A
     if value is None:
         return ()
     if isinstance(value, frozenset):  # a set recorded in memory: its order is the hash's
-        value = sorted(value, key=lambda v: (type(v).__name__, _short(v, 1000)))
+        value = sorted(value, key=lambda v: (type(v).__name__, shown(v, 1000)))
     if isinstance(value, tuple | list):
         try:
             hash(tuple(value))  # every element at once, in C; the slow way only to name one
@@ -251,12 +260,12 @@ def elements(history: History, op: Operation, value: Any, model: str) -> tuple[A
                 hashable(history, op, element, "element")
         return tuple(value)
     raise refuse(
-        history, op, f"{model} model: {op.f} must return a list of elements, not {_short(value)}"
+        history, op, f"{model} model: {op.f} must return a list of elements, not {shown(value)}"
     )
 
 
 def integer(history: History, op: Operation, value: Any, what: str) -> int:
     """``value`` as an integer (booleans refused), else a one-line refusal."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise refuse(history, op, f"{what} must be an integer, not {_short(value)}")
+        raise refuse(history, op, f"{what} must be an integer, not {shown(value)}")
     return value
