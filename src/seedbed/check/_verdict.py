@@ -90,7 +90,8 @@ def describe_op(op: Operation, history: History | None = None) -> str:
     if op.status == "ok" and (op.result is None or _same(op.result, op.value)):
         outcome = "ok"  # an acknowledgement echoing its argument says nothing more
     argument = "" if op.value is None else shown(op.value)
-    return f"#{op.id} p{op.process} {op.f}({argument}) -> {outcome} ({lines_of(op, history)})"
+    process = f"p{op.process}" if isinstance(op.process, int) else shown(op.process, 30)
+    return f"#{op.id} {process} {op.f}({argument}) -> {outcome} ({lines_of(op, history)})"
 
 
 def _same(a: Any, b: Any) -> bool:
