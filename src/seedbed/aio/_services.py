@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core.contract import require
+from seedbed.aio._fold import Echoes
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
 from seedbed.aio._state import LoopState
@@ -31,6 +32,7 @@ class LoopServices(IOMethods):
     """The non-scheduling half of `SeedbedLoop`."""
 
     _st: LoopState
+    _echoes: Echoes
     _exception_handler: Any
     _debug: bool
     _signal_handlers: dict[int, SimHandle]
@@ -149,7 +151,16 @@ class LoopServices(IOMethods):
     def set_exception_handler(self, handler: Any) -> None:
         self._exception_handler = handler
 
+    def note_failure(self, failure: BaseException) -> None:
+        """The run failed with `failure`: the reports of its echoes (the tasks it
+        left failed the same way, collected later) are folded, not logged."""
+        self._echoes.failed(failure)
+
     def default_exception_handler(self, context: dict[str, Any]) -> None:
+        """Log the report once: echoes of the run's failure, and repeats of a report
+        already logged, are folded into a count (`_fold`)."""
+        if not self._echoes.should_log(context):
+            return
         message = context.get("message") or "Unhandled exception in event loop"
         exception = context.get("exception")
         exc_info = (type(exception), exception, exception.__traceback__) if exception else None

@@ -30,6 +30,7 @@ from seedbed.check._txn_history import TXN_MODELS
 from seedbed.check._txn_verdict import CONSISTENCY_MODELS, TxnOutcome
 from seedbed.check._verdict import Validity
 from seedbed.cli._collection import ALLOW_HINT, check_collection_file, report_collection
+from seedbed.cli._guard import echo
 from seedbed.cli._txn import check_txn_file, report_txn
 from seedbed.errors import UsageError
 
@@ -73,15 +74,15 @@ def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
         obj = {"file": path, "verdict": str(verdict.outcome), "seconds": round(verdict.seconds, 6)}
         if verdict.reason is not None:
             obj["reason"] = verdict.reason
-        click.echo(json.dumps(obj))
+        echo(json.dumps(obj))
     elif verdict.outcome is Outcome.VACUOUS:
         line = f"cannot show linearizability: {verdict.reason}"
-        click.echo(f"{path}: {line}{ALLOW_HINT} ({verdict.seconds:.3f} s)")
+        echo(f"{path}: {line}{ALLOW_HINT} ({verdict.seconds:.3f} s)")
     else:
-        click.echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
+        echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
     if explain and verdict.outcome is Outcome.NOT_LINEARIZABLE:
         for line in verdict.explain().splitlines()[1:]:
-            click.echo(f"    {line}")
+            echo(f"    {line}")
 
 
 @click.command("check-history")
@@ -152,13 +153,13 @@ def check_history(
     was lost, duplicated or invented, with the operations that show it.
     """
     if consistency and model_name not in TXN_MODELS:
-        click.echo("error: --consistency applies to --model list-append or rw-register", err=True)
+        echo("error: --consistency applies to --model list-append or rw-register", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if max_memory is not None:
         try:
             limit_memory(max_memory)
         except UsageError as exc:
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     outcomes: set[Outcome] = set()
     bad_input = False
@@ -166,7 +167,7 @@ def check_history(
         if model_name in COLLECTION_MODELS:
             checked = check_collection_file(path, model_name, allow_empty)
             if isinstance(checked, str):
-                click.echo(f"error: {checked}", err=True)
+                echo(f"error: {checked}", err=True)
                 bad_input = True
                 continue
             outcomes.add(_COLLECTION_OUTCOMES[checked.outcome])
@@ -175,7 +176,7 @@ def check_history(
         if model_name in TXN_MODELS:
             txn = check_txn_file(path, model_name, consistency, timeout, allow_empty)  # type: ignore[arg-type]
             if isinstance(txn, str):
-                click.echo(f"error: {txn}", err=True)
+                echo(f"error: {txn}", err=True)
                 bad_input = True
                 continue
             outcomes.add(_TXN_OUTCOMES[txn.outcome])
@@ -183,7 +184,7 @@ def check_history(
             continue
         result = _check_file(path, model_name, timeout, explain, allow_empty)
         if isinstance(result, str):
-            click.echo(f"error: {result}", err=True)
+            echo(f"error: {result}", err=True)
             bad_input = True
             continue
         outcomes.add(result.outcome)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 
-import click
-
 from seedbed.check._collections import check_collection
 from seedbed.check._op_parsers import read_op_history
 from seedbed.check._verdict import CheckVerdict, Validity
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 ALLOW_HINT = " (--allow-empty accepts it)"
@@ -36,10 +35,10 @@ def check_collection_file(path: str, model: str, allow_empty: bool) -> CheckVerd
 def report_collection(path: str, verdict: CheckVerdict, as_json: bool, explain: bool) -> None:
     """Print one file's verdict (and, with ``explain``, its findings)."""
     if as_json:
-        click.echo(json.dumps({"file": path, **verdict.to_json()}))
+        echo(json.dumps({"file": path, **verdict.to_json()}))
         return
     hint = ALLOW_HINT if verdict.outcome is Validity.VACUOUS else ""
-    click.echo(f"{path}: {verdict.headline()}{hint} ({verdict.seconds:.3f} s)")
+    echo(f"{path}: {verdict.headline()}{hint} ({verdict.seconds:.3f} s)")
     if explain and verdict.findings:
         for line in verdict.explain().splitlines()[1:]:
-            click.echo(f"    {line}")
+            echo(f"    {line}")
