@@ -335,3 +335,11 @@ def test_edn_sets_vectors_keywords_and_the_nemesis() -> None:
     assert [e.line for e in h] == [2, 4, 5, 6]
     assert h[0].time == 1.0 and h[3].value == (":a", (1, "x"))
     assert kinds(check_set(h)) == {"unexpected": [(1, "x")]}
+
+
+def test_edn_strings_take_clojures_escapes() -> None:
+    # \uXXXX (a surrogate pair is one character), \b and \f too, not just \n and \t:
+    # an element written with them is the element the JSON Lines twin names.
+    edn = r'"\u001b[2J \ud83d\ude00 \u00E9\b\f\n\t\\ \" \q"'
+    h = parse_op_history(f"{{:type :invoke, :f :add, :value {edn}, :process 0}}\n", "h.edn")
+    assert h[0].value == '\x1b[2J \U0001f600 \xe9\b\f\n\t\\ " q'

@@ -193,7 +193,12 @@ _TOKEN: Final = re.compile(
     )""",
     re.VERBOSE,
 )
-_ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\"}
+# A string's escapes, as Clojure's reader takes them: \uXXXX (a surrogate
+# pair is one character), or one character (\n and the rest of _ESCAPES).
+_ESCAPE: Final = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))"
+)
 _CLOSERS: Final = {"{": "}", "[": "]", "(": ")", "#{": "}"}
 
 
@@ -273,9 +278,18 @@ def _close(stack: list[tuple[str, list[Any]]], token: str, source: str, line: in
     return dict(zip(keys, items[1::2], strict=True))
 
 
+def _unescape(match: re.Match[str]) -> str:
+    high, low, code, char = match.groups()
+    if high is not None:
+        return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+    if code is not None:
+        return chr(int(code, 16))
+    return _ESCAPES.get(char, char)
+
+
 def _atom(kind: str, token: str) -> Any:
     if kind == "str":
-        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), token[1:-1])
+        return _ESCAPE.sub(_unescape, token[1:-1])
     if kind == "num":
         token = token.rstrip("NM")
         if re.fullmatch(r"[-+]?\d+", token):
