@@ -9,8 +9,11 @@ sent to the process itself, a port bound and closed, bound again.
 from __future__ import annotations
 
 import asyncio
+import errno
+import socket
 import ssl
 from pathlib import Path
+from typing import Any
 
 from tests.conformance.conftest import Runner
 
@@ -135,3 +138,56 @@ def test_a_server_close_timeout_of_zero_fires_during_busy_work(run: Runner) -> N
         return events
 
     assert run(main) == ["timeout", "busy stopped"]
+
+
+def test_a_port_bound_and_closed_is_free_to_bind_again(run: Runner) -> None:
+    async def main() -> tuple[bool, int, bool]:
+        with socket.socket() as probe:  # the "find a free port" idiom
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", port)
+        listening = server.sockets[0].getsockname()[1] == port
+        clash = 0
+        with socket.socket() as other:
+            try:
+                other.bind(("127.0.0.1", port))
+            except OSError as exc:
+                clash = exc.errno
+        server.close()
+        await server.wait_closed()
+        with socket.socket() as again:
+            again.bind(("127.0.0.1", port))
+            rebound = again.getsockname()[1] == port
+        return listening, clash, rebound
+
+    assert run(main) == (True, errno.EADDRINUSE, True)
+
+
+class _Datagrams(asyncio.DatagramProtocol):
+    def __init__(self) -> None:
+        self.received: asyncio.Queue[tuple[bytes, Any]] = asyncio.Queue()
+
+    def datagram_received(self, data: bytes, addr: Any) -> None:
+        self.received.put_nowait((data, addr))
+
+
+def test_a_udp_socket_the_program_binds_carries_datagrams(run: Runner) -> None:
+    async def main() -> tuple[bytes, bool, bytes]:
+        loop = asyncio.get_running_loop()
+        server, server_side = await loop.create_datagram_endpoint(
+            _Datagrams, local_addr=("127.0.0.1", 0)
+        )
+        server_address = server.get_extra_info("sockname")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind(("127.0.0.1", 0))
+        own = sock.getsockname()
+        client, client_side = await loop.create_datagram_endpoint(_Datagrams, sock=sock)
+        client.sendto(b"ping", server_address)
+        data, source = await server_side.received.get()
+        server.sendto(data.upper(), source)
+        answer, _ = await client_side.received.get()
+        client.close()
+        server.close()
+        return data, tuple(source) == tuple(own), answer
+
+    assert run(main) == (b"ping", True, b"PING")

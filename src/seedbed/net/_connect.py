@@ -82,7 +82,13 @@ class Handshake:
     )
 
     def __init__(
-        self, fabric: Fabric, ref: NodeRef, context: contextvars.Context, dst: str, port: int
+        self,
+        fabric: Fabric,
+        ref: NodeRef,
+        context: contextvars.Context,
+        dst: str,
+        port: int,
+        local_port: int = 0,  # a socket the program bound: its own port (0: a free one)
     ) -> None:
         self.fabric = fabric
         self.ref = ref
@@ -93,7 +99,7 @@ class Handshake:
         self.timing_out = False  # the connect's deadline is scheduled
         self.future: asyncio.Future[StreamEndpoint] = fabric.loop.create_future()
         src = ref.name
-        local_port = fabric.stream_ports.bind(src, 0, self)
+        local_port = fabric.stream_ports.bind(src, local_port, self)
         self.sockname = (fabric.addresses.address_of(src), local_port)
 
     async def run(self) -> StreamEndpoint:

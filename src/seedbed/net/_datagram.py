@@ -43,8 +43,12 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         port: int,
         remote: Address | None,
         protocol: asyncio.BaseProtocol,
+        *,
+        mapped: bool = False,  # a dual-stack IPv6 socket's: peers are `::ffff:a.b.c.d`
+        sockname: tuple[Any, ...] | None = None,  # what a bound socket's getsockname said
     ) -> None:
         self.fabric = fabric
+        self.mapped = mapped
         self.ref = ref
         self.node = ref.name
         self.context = context
@@ -54,8 +58,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         self.address: Address = (fabric.addresses.address_of(self.node), self.port)
         self.number = fabric.next_number()
         self.closing = False
-        sock = SimSocket(socket.SOCK_DGRAM, self.address, remote)
-        super().__init__({"sockname": self.address, "peername": remote, "socket": sock})
+        name: Any = sockname or self.address
+        sock = SimSocket(socket.SOCK_DGRAM, name, remote)
+        super().__init__({"sockname": name, "peername": remote, "socket": sock})
         fabric.register(self.node, self.number, self)
 
     def __repr__(self) -> str:
@@ -74,7 +79,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             if self.remote is None:
                 raise ValueError("no destination: pass addr, or connect with remote_addr")
             addr = self.remote
-        elif self.remote is not None and tuple(addr[:2]) != self.remote:
+        elif self.mapped and isinstance(addr[0], str) and addr[0].startswith("::ffff:"):
+            addr = (addr[0][7:], addr[1])  # an IPv4 host, as a dual-stack socket names it
+        if self.remote is not None and tuple(addr[:2]) != self.remote:
             raise ValueError(f"Invalid address: must be None or {self.remote}")
         dst = self.fabric.addresses.node_for(addr[0], self.node)
         if dst is None:
@@ -161,8 +168,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             observer("receive", "after")
 
     def _deliver(self, payload: bytes, source: Address) -> None:
+        sender: Any = ("::ffff:" + source[0], source[1], 0, 0) if self.mapped else source
         try:
-            self.protocol.datagram_received(payload, source)  # type: ignore[attr-defined]
+            self.protocol.datagram_received(payload, sender)  # type: ignore[attr-defined]
         except Exception as exc:
             self.fabric.loop.call_exception_handler(
                 {
