@@ -59,11 +59,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _machine, _ordering, _taskclass and _timefuncs are imported so that they register
-# as providers.
+# _hostname, _machine, _ordering, _taskclass and _timefuncs are imported so that they
+# register as providers.
 from seedbed.aio import (  # noqa: F401
     _escapes,
     _holders,
+    _hostname,
     _machine,
     _ordering,
     _providers,
