@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
+import signal
 import socket
 import ssl
 from pathlib import Path
@@ -191,3 +193,41 @@ def test_a_udp_socket_the_program_binds_carries_datagrams(run: Runner) -> None:
         return data, tuple(source) == tuple(own), answer
 
     assert run(main) == (b"ping", True, b"PING")
+
+
+def test_a_signal_the_process_sends_itself_runs_the_loops_handler(run: Runner) -> None:
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        got: list[str] = []
+        arrived = asyncio.Event()
+        loop.add_signal_handler(signal.SIGUSR1, lambda: (got.append("usr1"), arrived.set()))
+        loop.add_signal_handler(signal.SIGTERM, got.append, "term")
+        try:
+            os.kill(os.getpid(), signal.SIGUSR1)
+            await asyncio.wait_for(arrived.wait(), 5)
+            signal.raise_signal(signal.SIGTERM)
+            for _ in range(5):
+                await asyncio.sleep(0)
+            got.append(str(loop.remove_signal_handler(signal.SIGTERM)))
+            got.append(str(loop.remove_signal_handler(signal.SIGTERM)))
+        finally:
+            loop.remove_signal_handler(signal.SIGUSR1)
+            loop.remove_signal_handler(signal.SIGTERM)
+        return got
+
+    assert run(main) == ["usr1", "term", "True", "False"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_add_signal_handler_refuses_what_stock_refuses(run: Runner) -> None:
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        refused = []
+        for sig in (signal.SIGKILL, 0, 10_000):
+            try:
+                loop.add_signal_handler(sig, print)
+            except (RuntimeError, ValueError) as exc:
+                refused.append(type(exc).__name__)
+        return refused
+
+    assert run(main) == ["RuntimeError", "ValueError", "ValueError"]

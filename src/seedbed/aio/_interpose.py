@@ -59,8 +59,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _hostname, _machine, _ordering, _taskclass and _timefuncs are imported so that they
-# register as providers.
+# _hostname, _machine, _ordering, _signals, _taskclass and _timefuncs are imported so
+# that they register as providers.
 from seedbed.aio import (  # noqa: F401
     _escapes,
     _holders,
@@ -68,6 +68,7 @@ from seedbed.aio import (  # noqa: F401
     _machine,
     _ordering,
     _providers,
+    _signals,
     _taskclass,
     _timefuncs,
 )

@@ -257,6 +257,7 @@ class SeedbedLoop(TaskWatch):
     def close(self) -> None:
         if self._st.running:
             raise RuntimeError("Cannot close a running event loop")
+        self._remove_signal_handlers()
         self._closed = True
         self._st.ready.clear()
         self._st.timers.clear()
