@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core.contract import require
-from seedbed.aio import _signals
+from seedbed.aio import _blocking, _signals
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
 from seedbed.aio._state import LoopState
@@ -59,7 +59,11 @@ class LoopServices(IOMethods):
         future: asyncio.Future[T] = self.create_future()
         steps = self._st.steps
         try:
-            future.set_result(func(*args))
+            if self._st.running:
+                future.set_result(func(*args))
+            else:  # before a run: its blocking waits are refused too (see `_blocking`)
+                with _blocking.inline(self):
+                    future.set_result(func(*args))
         except (SystemExit, KeyboardInterrupt):
             raise
         except SimulationFailure as failure:
