@@ -87,6 +87,8 @@ def test_a_buffered_protocol_receives_through_its_buffer(run: Runner) -> None:
             writer.write(b"0123456789" * 50)
             writer.write_eof()
             await writer.drain()
+            await reader.read()  # the client's close
+            writer.close()
 
         server = await asyncio.start_server(send, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
