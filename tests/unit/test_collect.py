@@ -132,34 +132,3 @@ def test_a_sweep_leaves_no_growing_heap(monkeypatch: Any) -> None:
     unbounded = growth(60)
     assert unbounded > 60 * 200, (bounded, unbounded)  # without it, every seed's leftovers stay
     assert bounded < unbounded / 2, (bounded, unbounded)
-
-
-def test_a_future_a_suite_drops_after_the_loop_closed_is_finalized_soon() -> None:
-    """Issue 42, item 6: a future with an exception nobody retrieved, returned by the
-    run and dropped after the loop closed, reached its handler 93,240 allocations
-    later (the run's survivors sat in the oldest generation), inside whatever code
-    allocated by then; stock asyncio's, young, is found within one collection of
-    generation 0 (591). A loop other code holds now hastens the next full one."""
-    fired: list[str] = []
-
-    async def main() -> asyncio.Future[None]:
-        loop = asyncio.get_running_loop()
-        loop.set_exception_handler(lambda _, context: fired.append(context["message"]))
-        future: asyncio.Future[None] = loop.create_future()
-        try:
-            raise ValueError("never retrieved")
-        except ValueError as exc:
-            future.set_exception(exc)  # its traceback holds this frame, which holds it
-        return future
-
-    if not gc.isenabled():
-        pytest.skip("the automatic collector is off in this process")
-    loop = seedbed.new_event_loop(seed=1)
-    held = loop.run_until_complete(main())
-    loop.close()
-    del held
-    kept: list[list[int]] = []
-    while not fired and len(kept) < 100_000:
-        kept.append([len(kept)])  # allocations, as the next test's code would make
-    assert fired == ["Future exception was never retrieved"]
-    assert len(kept) < 10_000

@@ -31,24 +31,6 @@ store's sweep workers grew by 2-4 MB a seed (3 GB after 800 seeds of
 has doubled since the last time: amortized, like CPython's own rule, and
 never inside a run, so no run's events depend on what ran before it.
 
-After a stretch (`Stretch.end`), what the run left alive sits in the oldest
-generation: the stretch's last collection is a full one, whose survivors
-CPython promotes there. Dropped later (a future returned by
-`run_until_complete`, held by a test runner until after the loop closed),
-such an object is found only by CPython's next full collection, which its
-thresholds put tens of thousands of allocations away (93,240 in
-`tests/unit/test_collect.py`'s case against 591 on stock, where the object
-is young): its finalizer ("Future exception was never retrieved") then runs
-in whatever code allocates by then, on 3.11 once inside pytest's `ast.parse`,
-which failed with `SystemError`. So a loop that other code holds
-(`new_event_loop`, the policy: a suite's) ends each stretch by counting its
-survivors as CPython counts objects that have aged (`hasten_full`): its next
-automatic collections are the ones that would have come had those objects
-aged naturally, and reach them within a few generation-0 collections. The
-cost is a full collection soon after each such run, as on stock for a suite
-that leaves such garbage; `seedbed.run`'s and a world's loops, whose
-survivors the caller rarely drops, skip it.
-
 Objects a process froze itself (`gc.freeze()` before forking workers; CPython
 3.12.1 starts with a few hundred frozen) are unfrozen when a stretch ends,
 with the rest: that costs their copy-on-write pages, never correctness.
@@ -93,10 +75,9 @@ def collect_at(refills: int) -> None:
 class Stretch:
     """The collector's state around one stretch of running."""
 
-    __slots__ = ("hasten", "was_enabled")
+    __slots__ = ("was_enabled",)
 
-    def __init__(self, hasten: bool = False) -> None:
-        self.hasten = hasten  # see `hasten_full`
+    def __init__(self) -> None:
         self.was_enabled = gc.isenabled()
         gc.disable()
         gc.freeze()
@@ -109,26 +90,6 @@ class Stretch:
         gc.unfreeze()
         if self.was_enabled:
             gc.enable()
-            if self.hasten:
-                hasten_full()
-
-
-def hasten_full() -> None:
-    """Make CPython's next automatic collections reach the oldest generation soon.
-
-    A collection of generation 1 adds one to generation 2's count, one of
-    generation 0 to generation 1's: counting them past their thresholds (each
-    of these collections looks only at the few objects made since the
-    stretch's last one) lets the collector, within two generation-0 cycles,
-    collect generation 1 and then, once as many objects have aged as a
-    quarter of those that survived the stretch (CPython's own rule), all
-    three. Outside any run, so no run's events depend on it.
-    """
-    _, middle, oldest = gc.get_threshold()
-    for _ in range(oldest + 1):
-        gc.collect(1)
-    for _ in range(middle + 1):
-        gc.collect(0)
 
 
 def between_runs() -> bool:
