@@ -33,8 +33,22 @@ PUTS = 50  # per client
 SNAPSHOT_EVERY = 16  # log lines
 
 
+def encode(key: str, value: str) -> str:
+    """A record as this version writes it: `key value` (examples/upgrade.py has others)."""
+    return f"{key} {value}\n"
+
+
+def decode(line: str) -> tuple[str, str] | None:
+    """A record read back, or None for a line this version cannot read (a torn one)."""
+    key, _, value = line.rstrip("\n").partition(" ")
+    return (key, value) if key and value else None
+
+
 class Store:
     """A log and a snapshot in `DATA`; `durable` is the fix."""
+
+    encode = staticmethod(encode)
+    decode = staticmethod(decode)
 
     def __init__(self, durable: bool) -> None:
         self.durable = durable
@@ -49,13 +63,13 @@ class Store:
             if os.path.exists(path):
                 with open(path) as f:
                     for line in f:
-                        key, _, value = line.rstrip("\n").partition(" ")
-                        if key and value:  # a torn line is skipped
-                            self.data[key] = value
+                        record = self.decode(line)
+                        if record is not None:  # a torn line is skipped
+                            self.data[record[0]] = record[1]
 
     def put(self, key: str, value: str) -> None:
         with open(self.log_path, "a") as log:
-            log.write(f"{key} {value}\n")
+            log.write(self.encode(key, value))
             log.flush()
             if self.durable:
                 os.fsync(log.fileno())
@@ -67,7 +81,7 @@ class Store:
     def snapshot(self) -> None:
         temporary = self.snapshot_path + ".tmp"
         with open(temporary, "w") as f:
-            f.writelines(f"{key} {value}\n" for key, value in sorted(self.data.items()))
+            f.writelines(self.encode(key, value) for key, value in sorted(self.data.items()))
             f.flush()
             if self.durable:
                 os.fsync(f.fileno())
@@ -94,9 +108,9 @@ class World:
 world = World()
 
 
-def server(durable: bool) -> object:
+def server(durable: bool, store_class: type[Store] = Store) -> object:
     async def main() -> None:
-        store = Store(durable)  # built inside main: a restart is a fresh process
+        store = store_class(durable)  # built inside main: a restart is a fresh process
         store.recover()
         world.lost += [k for k, v in world.acknowledged.items() if store.data.get(k) != v]
 

@@ -39,7 +39,7 @@ def _table(dotted: str) -> str:
             continue
         default = _default(item)
         accepts = _accepts(cls, item, default)
-        rows.append(f"| `{item.name}` | `{_type(item.type)}` | `{default!r}` | {accepts} |")
+        rows.append(f"| `{item.name}` | {_type(item.type)} | `{default!r}` | {accepts} |")
     return "\n".join(rows)
 
 
@@ -52,6 +52,8 @@ def _default(item: dataclasses.Field[Any]) -> Any:
 
 
 def _type(annotation: object) -> str:
+    """The type as a reader writes it ("int | None"), outside a code span: a
+    table's escaped pipe inside one would show its backslash."""
     text = (
         annotation
         if isinstance(annotation, str)

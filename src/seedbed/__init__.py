@@ -35,7 +35,7 @@ from seedbed.errors import (
     UncaughtError,
     UsageError,
 )
-from seedbed.faults import FaultProfile, buggify, failpoint
+from seedbed.faults import FaultProfile, Swarm, buggify, failpoint, swarm
 from seedbed.fs import DiskConfig
 from seedbed.net import NetworkConfig
 from seedbed.scenario import FailureReport, Scenario, ScenarioResult
@@ -67,6 +67,7 @@ __all__ = [
     "SimulationFailure",
     "SimulationResult",
     "SimulatorBug",
+    "Swarm",
     "UncaughtError",
     "UsageError",
     "__version__",
@@ -85,5 +86,6 @@ __all__ = [
     "replay",
     "run",
     "sometimes",
+    "swarm",
     "unreachable",
 ]

@@ -8,6 +8,7 @@ it happened, and the exact command that replays it; `str()` shows them all.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,21 +48,61 @@ class RunContext:
     virtual_time_ns: int
     replay: str
     trace_hash: str | None = None  # the run's trace hash at the failure
+    node: str | None = None  # the node whose code failed (or whose step broke a check)
 
     def describe(self) -> str:
         seconds = self.virtual_time_ns / 1e9
         where = f"  seed={self.seed} step={self.step} t={seconds:.6f}s"
+        if self.node is not None:
+            where += f" node={self.node}"
         if self.trace_hash is not None:
             where += f" trace_hash={self.trace_hash}"
         view = view_command(self.replay)  # before the replay line, which stays last
         return where + (f"\n  view:   {view}" if view else "") + f"\n  replay: {self.replay}"
 
 
+_CONTEXT_ATTR = "__seedbed_context__"
+
+
+def attach_context(error: BaseException, context: RunContext) -> None:
+    """Give an error leaving a run its context: a `SimulationFailure` keeps it in
+    `context`; any other exception gets it as a note (what a traceback shows)
+    and, where it takes attributes, kept for `context_of`."""
+    if isinstance(error, SimulationFailure):
+        if error.context is None:
+            error.context = context
+        return
+    if any(note.startswith("  seed=") for note in getattr(error, "__notes__", [])):
+        return
+    error.add_note(context.describe())
+    set_context(error, context)
+
+
+def set_context(error: BaseException, context: RunContext) -> None:
+    """Keep `context` as the error's own (`context_of` reads it); no note is added."""
+    if isinstance(error, SimulationFailure):
+        error.context = context
+        return
+    with contextlib.suppress(AttributeError, TypeError):  # a type without a __dict__
+        setattr(error, _CONTEXT_ATTR, context)
+
+
+def context_of(error: BaseException | None) -> RunContext | None:
+    """The context of the run an error left (see `attach_context`), if known."""
+    if isinstance(error, SimulationFailure):
+        return error.context
+    found = getattr(error, _CONTEXT_ATTR, None)
+    return found if isinstance(found, RunContext) else None
+
+
 def view_command(replay: str) -> str | None:
     """The `seedbed view` command drawing the run a `seedbed run` command replays
     (view takes run's flags), or None when the replay is a Python call."""
-    prefix = "seedbed run "
-    return "seedbed view " + replay[len(prefix) :] if replay.startswith(prefix) else None
+    for launcher in ("seedbed run ", " -m seedbed run "):
+        head, found, flags = replay.partition(launcher)
+        if found and (head == "" or launcher.startswith(" ")):
+            return head + launcher.replace("run", "view") + flags
+    return None
 
 
 class SimulationFailure(SeedbedError):

@@ -10,6 +10,11 @@ runs on seedbed's loop (the marker's other arguments are run options such as
 `max_time`). `seedbed_run(scenario)` runs a scenario (or an async main) with
 the test's seed. A failing seed's report ends with the command that replays
 it, and the terminal summary lists them all.
+
+Like a sweep, the plugin checks itself (`--seedbed-recheck N`, 20 by
+default, 0 off): 1 seed in N of each marked test, and at least its first,
+runs twice in this process, which has run other seeds before it; a
+different trace hash, result or failure fails the test with `Nondeterminism`.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ import pytest
 from _pytest._code.code import ExceptionRepr
 
 from seedbed._core.hashseed import hash_seed_is_fixed
+from seedbed._core.printable import terminal
 from seedbed._harness.sweeps._command import runner_for_pytest
+from seedbed._harness.sweeps._recheck import DEFAULT_SHARE, chosen_by_number
 
 # The hooks pytest calls and the two fixtures; pytest finds them by name.
 __all__ = [
@@ -72,6 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run marked tests under this one seed (or DST_SEED=N)")  # fmt: skip
     group.addoption("--seedbed-base-seed", default="0", metavar="SEED",
                     help="the base the per-test seeds derive from (default 0)")  # fmt: skip
+    group.addoption("--seedbed-recheck", type=int, default=DEFAULT_SHARE, metavar="N",
+                    help="run 1 seed in N of each marked test (and its first) twice and "
+                         "fail on any difference (default 20; 0: off)")  # fmt: skip
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -130,6 +140,46 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.fixturenames.append("seed")  # an async test gets a seed without asking
     seeds = _seeds_for(metafunc.config, metafunc.definition.nodeid, marker)
     metafunc.parametrize("seed", seeds, ids=[f"seed={seed}" for seed in seeds])
+    share = metafunc.config.getoption("seedbed_recheck") or 0
+    rechecked = metafunc.config.stash.setdefault(_rechecked, set())
+    for index, seed in enumerate(seeds):
+        if share > 0 and (index == 0 or chosen_by_number(seed, share)):
+            rechecked.add((metafunc.definition.nodeid, seed))
+
+
+_rechecked = pytest.StashKey[set[tuple[str, int]]]()
+
+
+def _fingerprint(run: Callable[[], Any]) -> tuple[Any, BaseException | None, tuple[Any, ...]]:
+    """Run once: (what it returned, what it raised, what a second run must match)."""
+    from seedbed.aio._digest import failure_identity, result_digest
+
+    try:
+        result = run()
+    except Exception as error:
+        return None, error, ("failed", failure_identity(error))
+    values = getattr(result, "values", getattr(result, "value", result))
+    return result, None, (getattr(result, "trace_hash", None), result_digest(values))
+
+
+def _run_checked(item: pytest.Item, seed: int, run: Callable[[], Any]) -> Any:
+    """`run()`, and for a rechecked seed `run()` again, which must come out the same."""
+    result, error, first = _fingerprint(run)
+    if (item.nodeid.split("[")[0], seed) in item.config.stash.get(_rechecked, set()):
+        _, _, again = _fingerprint(run)
+        if again != first:
+            from seedbed.errors import Nondeterminism
+
+            raise Nondeterminism(
+                f"seed {seed} ran differently when run again in this process right after: "
+                f"{first!r:.200} then {again!r:.200} (--seedbed-recheck): its run depends on "
+                "what ran before it (state leaking between seeds) or on entropy seedbed does "
+                f"not reach; `seedbed check-determinism` names the cause\n"
+                f"  replay: {replay_line(item, seed)}"
+            ) from error
+    if error is not None:
+        raise error
+    return result
 
 
 @pytest.fixture
@@ -159,8 +209,11 @@ def _retarget(error: BaseException, replay: str) -> None:
     if isinstance(error, SimulationFailure) and error.context is not None:
         error.context = dataclasses.replace(error.context, replay=replay)
     report = getattr(error, "report", None)
-    if report is not None and len(report.last_events) > _EVENTS_SHOWN:
-        report.last_events = report.last_events[-_EVENTS_SHOWN:]
+    if report is not None:
+        from seedbed.scenario._report import is_plumbing
+
+        shown = [line for line in report.last_events if not is_plumbing(line)]
+        report.last_events = shown[-_EVENTS_SHOWN:]
     notes = getattr(error, "__notes__", None)
     if notes:
         error.__notes__ = [
@@ -215,13 +268,17 @@ def seedbed_run(request: pytest.FixtureRequest, seed: int) -> Callable[..., Any]
         from seedbed import run as run_main
 
         replay = replay_line(request.node, seed)
-        try:
+
+        def once() -> Any:
             if isinstance(target, Scenario):
                 result, error = target.execute(seed, replay=replay, overrides=options or None)
                 if error is not None:
                     raise error
                 return result
             return run_main(target, seed=seed, **options)
+
+        try:
+            return _run_checked(request.node, seed, once)
         except Exception as error:
             _retarget(error, replay)
             raise
@@ -249,7 +306,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return await pyfuncitem.obj(**arguments)
 
     try:
-        run_main(test_main, seed=seed, **options)
+        _run_checked(pyfuncitem, seed, lambda: run_main(test_main, seed=seed, **options))
     except Exception as error:
         _retarget(error, replay_line(pyfuncitem, seed))
         raise
@@ -295,7 +352,7 @@ def pytest_runtest_makereport(
         if not hash_seed_is_fixed():
             text = f"note: {_HASH_ADVICE}\n{text}"
         if isinstance(report.longrepr, ExceptionRepr):
-            report.longrepr.addsection("seedbed", text)
+            report.longrepr.addsection("seedbed", terminal(text))  # a test id is user text
     return report
 
 
@@ -319,4 +376,4 @@ class _FailingSeeds:
         if self.lines:
             terminalreporter.section("seedbed: failing seeds")
             for line in dict.fromkeys(self.lines):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal(line))

@@ -168,11 +168,51 @@ def aiohttp_plain_loopback(seed: int) -> tuple[str, list[Any]]:
     return result.trace_hash, result.value
 
 
+async def _named_handler(request: Any) -> Any:
+    """Which task served which request, and what else was running then."""
+    me = asyncio.current_task()
+    assert me is not None
+    await asyncio.sleep(0.001 * (int(request.match_info["i"]) % 3))
+    running = [task.get_name() for task in asyncio.all_tasks()]
+    return web.json_response({"me": me.get_name(), "running": running})
+
+
+async def _handlers_server() -> None:
+    app = web.Application()
+    app.router.add_get("/{i}", _named_handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, None, 8080).start()
+    await asyncio.Event().wait()
+
+
+async def _concurrent_client() -> list[Any]:
+    await asyncio.sleep(0.1)
+    async with aiohttp.ClientSession() as session:
+
+        async def one(index: int) -> Any:
+            async with session.get(f"http://server:8080/{index}") as response:
+                return await response.json()
+
+        return list(await asyncio.gather(*(one(index) for index in range(6))))
+
+
+def aiohttp_shared_lookup(seed: int) -> tuple[str, dict[str, Any]]:
+    """Six concurrent requests share one DNS lookup: on 3.11 (no eager task) the
+    other five wait on a set of plain futures, woken in its iteration order."""
+    sim = seedbed.Simulation(seed=seed)
+    sim.host("server", _handlers_server)
+    sim.client("client", _concurrent_client)
+    result = sim.run(max_time=10.0)
+    return result.trace_hash, result.values
+
+
 # aiohttp is a test dependency: the bare interpreters of the cross-version test
 # lack it (`_batch` runs these only where it is installed).
 SIMULATIONS = {
     "aiohttp_eager_tasks": aiohttp_eager_tasks,
     "aiohttp_plain_loopback": aiohttp_plain_loopback,
+    "aiohttp_shared_lookup": aiohttp_shared_lookup,
 }
 
 

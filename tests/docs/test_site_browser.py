@@ -140,6 +140,8 @@ def test_home_navigation_and_search_work_offline(site: Path, served: str) -> Non
         result.click()
         page.wait_for_load_state()
         body = page.locator("article").inner_text()
+        page.goto(f"{served}/how-to/read-a-failure.html")  # reports: lines of 200 characters
+        widths = page.evaluate(_CODE_WIDTHS)
         browser.close()
 
     assert count >= 1
@@ -147,3 +149,18 @@ def test_home_navigation_and_search_work_offline(site: Path, served: str) -> Non
     assert not outside, f"the site fetched from outside itself: {outside[:3]}"
     assert not problems, problems
     assert not from_files and not missing, (from_files, missing)
+    # A long line of a code block scrolls inside its block; the page never widens.
+    assert widths["page"] <= widths["viewport"], widths
+    assert widths["longest"] > widths["box"] and widths["scrolls"], widths
+
+
+# The page's width against the window's, and the widest code block's content
+# against its box, with whether that box scrolls sideways.
+_CODE_WIDTHS = """() => {
+  const blocks = [...document.querySelectorAll("article pre > code")];
+  const widest = blocks.reduce((a, b) => (b.scrollWidth > a.scrollWidth ? b : a));
+  const overflow = getComputedStyle(widest).overflowX;
+  return {page: document.documentElement.scrollWidth, viewport: window.innerWidth,
+          longest: widest.scrollWidth, box: widest.clientWidth,
+          scrolls: overflow === "auto" || overflow === "scroll"};
+}"""

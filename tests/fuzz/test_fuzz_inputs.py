@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -326,3 +327,144 @@ def test_results_readers_accept_or_refuse_in_one_line(tmp_path_factory: Any, tex
             reader(path)
         except (UsageError, ResultsError) as exc:
             assert "\n" not in str(exc)
+
+
+# -- explore's folder (explore --resume and report) ------------------------------
+
+STEADY = f"{Path(__file__).parents[1] / 'unit' / '_explore_targets.py'}:steady"
+
+
+@pytest.fixture(scope="module")
+def a_search(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real search's folder: the log and corpus that damaged copies start from."""
+    from seedbed._harness.search import ExploreSpec, explore
+
+    out = tmp_path_factory.mktemp("search") / "out"
+    explore(ExploreSpec(STEADY, out, seed=1, runs=12))
+    return out
+
+
+@st.composite
+def damaged(draw: st.DrawFn, rows: list[bytes]) -> bytes:
+    """A log (or a corpus file) with one to three lines damaged: bytes put in
+    (invalid UTF-8 among them), cut, or the line replaced by another."""
+    rows = list(rows)
+    for _ in range(draw(st.integers(1, 3))):
+        number = draw(st.integers(0, len(rows) - 1))
+        row = rows[number]
+        how = draw(st.sampled_from(["bytes", "cut", "line"]))
+        if how == "bytes":
+            at = draw(st.integers(0, len(row)))
+            rows[number] = row[:at] + draw(st.binary(min_size=1, max_size=4)) + row[at:]
+        elif how == "cut":
+            rows[number] = row[: draw(st.integers(0, len(row)))]
+        else:
+            rows[number] = draw(json_lines).encode("utf-8", "surrogatepass")
+    return b"\n".join(rows)
+
+
+def _resume_and_report(out: Path) -> None:
+    """What `explore --resume` reads before its first run, then what `report` reads."""
+    from seedbed._harness.report import ResultsError
+    from seedbed._harness.report._search import read_searches, render_search
+    from seedbed._harness.search import ExploreSpec
+    from seedbed._harness.search._engine import _plan_of, _source, replayed
+
+    spec = ExploreSpec(STEADY, out, seed=1, runs=24, resume=True)
+    for reader in ("resume", "report"):
+        try:
+            if reader == "report":
+                render_search(*read_searches(out), generated_by="fuzz")
+                continue
+            search, snapshot = replayed(spec)
+            for index in range(search.state.runs, search.state.runs + 8):
+                _source(_plan_of(spec, index, snapshot), snapshot)
+        except (UsageError, ResultsError) as exc:
+            assert "\n" not in str(exc)
+
+
+def _copy(search: Path, into: Path, *, corpus: bool = False) -> Path:
+    """A folder with the search's log, and its corpus: copied to be damaged, else linked."""
+    out = into / "out"
+    out.mkdir()
+    if corpus:
+        (out / "corpus").mkdir()
+        for path in (search / "corpus").iterdir():
+            (out / "corpus" / path.name).write_bytes(path.read_bytes())
+    else:
+        (out / "corpus").symlink_to(search / "corpus")
+    (out / "explore.jsonl").write_bytes((search / "explore.jsonl").read_bytes())
+    return out
+
+
+# Every field a reader of the log knows, and values of every type for it.
+KNOWN_FIELDS = ["kind", "index", "plan", "status", "steps", "new", "features", "declared",
+                "improved", "entry", "failure_file", "bucket", "message", "replay", "order",
+                "at", "when", "stopped", "runs", "ran", "seconds", "budget", "target", "seed",
+                "options", "version", "batch"]  # fmt: skip
+# Values of every type, each wrong for some field: a huge int (10**400 cannot be a
+# float), nesting, a list where a path belongs, a pair that is not two counts...
+WRONG = [7, -1, 2.5, 10**30, 10**400, True, "x", [1], ["a", 2], [[0, "n"]], [[-1, 1]],
+         {"a": 1}, {"max x": "y"}, {"max x": 10**400}, [0.5], [None], [10**400]]  # fmt: skip
+
+
+def _with_field(rows: list[bytes], field: str, value: Any, pick: int) -> bytes:
+    """The log with `field` set to `value` on a line that holds it (the `pick`th)."""
+    rows = list(rows)
+    lines = [n for n, row in enumerate(rows) if row.strip()]
+    holding = [n for n in lines if f'"{field}": '.encode() in rows[n]] or lines
+    number = holding[pick % len(holding)]
+    line = json.loads(rows[number])
+    line[field] = value
+    rows[number] = _json_text(line).encode()
+    return b"\n".join(rows)
+
+
+def test_explore_readers_refuse_every_wrong_type_of_every_field(
+    tmp_path: Path, a_search: Path
+) -> None:
+    """Exhaustive where sampling is not: each field a reader knows, each wrong value."""
+    rows = (a_search / "explore.jsonl").read_bytes().split(b"\n")
+    out = _copy(a_search, tmp_path)
+    for number, (field, value) in enumerate(
+        (field, value) for field in KNOWN_FIELDS for value in WRONG
+    ):
+        (out / "explore.jsonl").write_bytes(_with_field(rows, field, value, number))
+        _resume_and_report(out)
+
+
+PER_FIELD = settings(FUZZ, max_examples=max(3, EXAMPLES // 20))
+
+
+@pytest.mark.parametrize("field", KNOWN_FIELDS)
+@PER_FIELD
+@given(value=json_values, pick=st.integers(0, 100))
+def test_explore_readers_refuse_a_field_of_any_value_in_one_line(
+    tmp_path_factory: Any, a_search: Path, field: str, value: Any, pick: int
+) -> None:
+    rows = (a_search / "explore.jsonl").read_bytes().split(b"\n")
+    out = _copy(a_search, Path(tmp_path_factory.mktemp("field")))
+    (out / "explore.jsonl").write_bytes(_with_field(rows, field, value, pick))
+    _resume_and_report(out)
+
+
+@FUZZ
+@given(data=st.data())
+def test_explore_readers_accept_or_refuse_a_damaged_log_in_one_line(
+    tmp_path_factory: Any, a_search: Path, data: st.DataObject
+) -> None:
+    rows = (a_search / "explore.jsonl").read_bytes().split(b"\n")
+    out = _copy(a_search, Path(tmp_path_factory.mktemp("log")))
+    (out / "explore.jsonl").write_bytes(data.draw(damaged(rows)))
+    _resume_and_report(out)
+
+
+@FUZZ
+@given(data=st.data())
+def test_explore_resume_accepts_or_refuses_a_damaged_corpus_file_in_one_line(
+    tmp_path_factory: Any, a_search: Path, data: st.DataObject
+) -> None:
+    out = _copy(a_search, Path(tmp_path_factory.mktemp("entry")), corpus=True)
+    entry = data.draw(st.sampled_from(sorted((out / "corpus").iterdir())))
+    entry.write_bytes(data.draw(damaged(entry.read_bytes().split(b"\n"))))
+    _resume_and_report(out)

@@ -30,7 +30,7 @@ PINNED = {
         "SimulationResult", "SimulatorBug", "UncaughtError", "UsageError", "__version__",
         "always", "buggify", "check_determinism", "checkpoint", "current_node", "failpoint",
         "fs", "new_event_loop", "reachable", "replay", "run", "sometimes", "unreachable",
-        "coverage", "maximize", "minimize",
+        "coverage", "maximize", "minimize", "swarm", "Swarm",
     ],
     "seedbed.aio": [
         "EventLoopPolicy", "LoopConfig", "RunResult", "SeedbedLoop", "checkpoint",
@@ -54,8 +54,8 @@ PINNED = {
         "UncaughtError", "UsageError",
     ],
     "seedbed.faults": [
-        "FaultProfile", "Nemesis", "SimulatedFailure", "buggify", "configure", "draw_swarm",
-        "failpoint",
+        "FaultProfile", "Nemesis", "SimulatedFailure", "Swarm", "buggify", "configure",
+        "draw_swarm", "failpoint", "swarm",
     ],
     "seedbed.fs": [
         "DiskConfig", "FAULT_KINDS", "FaultCoordinator", "File", "SimDisk", "SimFile", "exists",

@@ -45,7 +45,10 @@ def test_a_sweep_buckets_the_failures_and_names_the_smallest_seed_and_its_line(
 
 def test_the_results_file_has_a_header_and_one_contract_record_per_seed(tmp_path: Path) -> None:
     seedbed("sweep", RACE, "--seeds", "12", "--first", "3", "--out", str(tmp_path))
-    header, *seeds = records(tmp_path / "results.jsonl")
+    header, *lines = records(tmp_path / "results.jsonl")
+    seeds = [line for line in lines if line["kind"] == "seed"]
+    rechecks = [line for line in lines if line["kind"] == "recheck"]  # the sweep's self-check
+    assert rechecks and all(line["same"] for line in rechecks)
     assert header["kind"] == "header" and header["version"] == 1
     assert (header["target"], header["first"], header["seeds"]) == (RACE, 3, 12)
     assert {"options", "seedbed", "python", "started"} <= set(header)
@@ -111,7 +114,8 @@ def test_a_seed_that_kills_its_worker_and_one_that_spins_are_recorded_while_othe
     done = seedbed("sweep", target, "--seeds", "10", "--seed-timeout", "3", "--out",
                    str(tmp_path / "out"), "--json")  # fmt: skip
     assert done.returncode == 1, done.stderr
-    by_seed = {r["seed"]: r for r in records(tmp_path / "out" / "results.jsonl")[1:]}
+    lines = records(tmp_path / "out" / "results.jsonl")[1:]
+    by_seed = {r["seed"]: r for r in lines if r["kind"] == "seed"}
     assert sorted(by_seed) == list(range(10))
     assert by_seed[3]["status"] == "crash"
     assert by_seed[3]["message"] == "the worker running this seed exited with status 3"
@@ -238,14 +242,16 @@ def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
     target = "tests.sweep._scenarios:pinging"
     done = seedbed("sweep", target, "--seeds", "6", "--json", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    seeds = records(tmp_path / "results.jsonl")[1:]
+    seeds = [r for r in records(tmp_path / "results.jsonl") if r["kind"] == "seed"]
     assert all(r["profile"]["partition_per_second"] == 1.0 for r in seeds)
     assert all(set(r["faults"]) >= {"crash", "partition"} for r in seeds)
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     partitions = summary["faults"]["partition"]
     assert partitions["injected"] == sum(r["faults"]["partition"]["injected"] for r in seeds)
     assert partitions["seeds_on"] == sum(r["faults"]["partition"]["injected"] > 0 for r in seeds)
-    assert summary["never_true"] == ["a client sent more than a hundred pings"]
+    # evaluated and never true, and declared on a path no seed took (never evaluated)
+    assert summary["never_true"] == ["a client sent more than a hundred pings", "a ping failed"]
+    assert summary["assertions"]["a ping failed"]["evaluated"] == 0
     answered = summary["assertions"]["a ping was answered"]
     assert answered["kind"] == "reachable" and answered["seeds_true"] == 6
     line = _line_of("tests/sweep/_scenarios.py", 'seedbed.reachable("a ping was answered")')
@@ -256,7 +262,7 @@ def test_a_scenario_sweep_reports_fault_effectiveness_and_the_assertion_catalog(
     again = seedbed("sweep", target, "--seeds", "6", "--out", str(tmp_path), "--resume",
                     "--require-sometimes")  # fmt: skip
     assert again.returncode == 1, again.stderr
-    assert "--require-sometimes: 1 never true, a failure" in again.stdout
+    assert "--require-sometimes: 2 never true, a failure" in again.stdout
     assert "0 run in" in again.stdout  # every seed came from the file
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
+from seedbed._harness.sweeps._declared import declared
 from seedbed._harness.sweeps._display import LiveProgress, summary_lines
 from seedbed._harness.sweeps._record import bucket_of, mask_numbers
 from seedbed._harness.sweeps._summary import summarize
@@ -78,6 +81,52 @@ def test_the_assertion_catalog_names_every_sometimes_never_true() -> None:
     assert summary.assertions["leader elected"]["first_true_seed"] == 0
     text = "\n".join(summary_lines(summary, traceback=False))
     assert "never true: sometimes 'snapshot installed'" in text
+
+
+def test_an_invariants_line_counts_the_seeds_where_it_broke_not_those_it_held_once() -> None:
+    def catalog(broke: bool) -> dict[str, Any]:
+        return {
+            "invariant money_conserved": {"kind": "invariant", "evaluated": 50,
+                                          "true": 49 if broke else 50, "location": "bank.py:7"},
+            "a job is charged once": {"kind": "always", "evaluated": 3, "true": 3,
+                                      "location": "jobs.py:23"},
+        }  # fmt: skip
+
+    broken = (3, 8)
+    records = [
+        record(seed, "fail" if seed in broken else "pass", assertions=catalog(seed in broken))
+        for seed in range(10)
+    ]
+    summary = summarize(records)
+    text = "\n".join(summary_lines(summary, traceback=False))
+    assert "invariant 'invariant money_conserved' at bank.py:7: broke in 2 of 10 seeds " in text
+    assert "(first: seed 3)" in text and "true in 10 of 10" not in text
+    assert "always 'a job is charged once' at jobs.py:23: held in all 10 seeds" in text
+
+
+def test_a_declared_sometimes_no_seed_reached_is_listed_and_fails_require_sometimes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "helpers.py").write_text(
+        "import seedbed\n\ndef rare():\n    seedbed.sometimes(True, 'the rare path ran')\n"
+    )
+    (tmp_path / "service.py").write_text(
+        "import seedbed\nfrom helpers import rare\n\nasync def main():\n"
+        "    seedbed.sometimes(True, message='main started')\n"
+        "    seedbed.sometimes(True, f'not {1} literal')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = declared("service:main")
+    assert found == {
+        "main started": {"kind": "sometimes", "location": "service.py:5"},
+        "the rare path ran": {"kind": "sometimes", "location": "helpers.py:4"},
+    }
+    reached = {"main started": {"kind": "sometimes", "evaluated": 1, "true": 1,
+                                "location": "service.py:5"}}  # fmt: skip
+    summary = summarize([record(0, assertions=reached), record(1, assertions=reached)], found)
+    assert summary.never_true == ["the rare path ran"]  # what --require-sometimes fails on
+    text = "\n".join(summary_lines(summary, traceback=False))
+    assert "sometimes 'the rare path ran' at helpers.py:4: never evaluated in 2 seeds" in text
 
 
 def test_on_a_terminal_the_progress_bar_shows_seeds_rate_and_failures() -> None:

@@ -25,7 +25,7 @@ from seedbed.check import MODELS, HistoryError, Recorder, linearizable, parse_hi
 REPO = Path(__file__).resolve().parents[2]
 HUGE = "9" * 4301  # one digit past CPython's int-from-string limit
 DEEP = "[" * 5000 + "]" * 5000
-HEADER = '{"seedbed": "0.1.0", "python": "3.11.7", "seed": 1, "options": {}}'
+HEADER = '{"seedbed": "0.1.0", "format": 2, "python": "3.11.7", "seed": 1, "options": {}}'
 
 
 def _trace(tmp_path: Path, *lines: str) -> Path:
@@ -130,12 +130,15 @@ def test_the_trace_is_written_as_the_run_goes(tmp_path: Path) -> None:
     async def long_run() -> None:
         for _ in range(3 * FLUSH_EVERY):
             await asyncio.sleep(0.001)
-        with open(path, encoding="utf-8") as partial:  # what a SIGKILL now would leave
-            seen.append(sum(1 for _ in partial))
+        seen.append(path.exists())  # the path is not written until the run is over
+        partial = path.with_name(f".{path.name}.partial")  # what a SIGKILL now would leave
+        with open(partial, encoding="utf-8") as written:
+            seen.append(sum(1 for _ in written))
 
     seedbed.run(long_run, seed=1, trace=path)
-    assert seen[0] > 2 * FLUSH_EVERY
+    assert seen[0] is False and seen[1] > 2 * FLUSH_EVERY
     assert "end" in json.loads(path.read_text().splitlines()[-1])
+    assert list(tmp_path.iterdir()) == [path]  # renamed into place
 
 
 # -- histories -------------------------------------------------------------------
@@ -217,7 +220,8 @@ def test_a_world_writes_its_trace_as_the_run_goes_and_says_when_interrupted(
 
     async def client() -> None:
         await asyncio.sleep(1)
-        seen.append(json.loads(path.read_text().splitlines()[0]))  # on disk mid-run
+        partial = path.with_name(f".{path.name}.partial")  # on disk mid-run, beside the path
+        seen.append(json.loads(partial.read_text().splitlines()[0]))
         raise KeyboardInterrupt  # as if someone pressed Ctrl-C
 
     sim = seedbed.Simulation(seed=3, trace=path)

@@ -51,11 +51,17 @@ def test_replaying_the_recorded_choices_repeats_the_draws_under_any_seed() -> No
         assert _draws(Entropy(999, Trace()).stream("s")) == recorded
 
 
-def test_a_choice_the_list_lacks_gets_the_quiet_default() -> None:
-    with session([]):
+def test_a_choice_the_list_lacks_gets_its_typical_value_never_an_extreme() -> None:
+    """The first option, the likelier side of a chance, the median of a delay and
+    of a range, FIFO, and raw bits whose lanes read as 0.5 (a median hop, which
+    the heavy-tailed latency model never reads as its spike); logged as null."""
+    with session([]) as made:
         stream = Entropy(3, Trace()).stream("s")
-        assert _draws(stream) == (0, False, 0.0, 2.0, [0, 1, 2, 3], 0)
+        assert _draws(stream) == (0, False, math.log(2), 3.0, [0, 1, 2, 3], 0x8000)
+        assert stream.chance(0.9, "likely") is True
+        assert stream.raw(64, "a hop") == 0x80000000_80000000
         assert stream.exponential(1.0, "time to next fault", quiet=math.inf) == math.inf
+    assert all(choice.value is None for choice in made.choices)
 
 
 def test_a_value_out_of_range_wraps() -> None:
@@ -99,9 +105,9 @@ def test_a_value_of_the_wrong_type_takes_the_default_and_is_kept_as_a_misfit() -
     with session(source) as replayed:
         stream = Entropy(3, Trace()).stream("s")
         assert stream.below(5, "which") == 0
-        assert stream.exponential(1.0, "delay") == 0.0
+        assert stream.exponential(1.0, "delay") == math.log(2)
         assert stream.permutation(3, "order") == [0, 1, 2]
-        assert stream.raw(8, "bits") == 0
+        assert stream.raw(8, "bits") == 0x80  # the middle of 8 bits
         assert stream.chance(0.5, "drop it") is False
         assert stream.uniform(2.0, 4.0, "spread") == 2.5
     assert replayed.misfits == [

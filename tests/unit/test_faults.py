@@ -226,7 +226,8 @@ def _broken_inside(action: Any, match: str) -> None:
 
 
 def _episode(kind: str, effective: bool = False, **where: Any) -> Episode:
-    return Episode(kind, lambda: effective, **where)
+    did = {"datagrams held": 1} if effective else {}
+    return Episode(kind, lambda: None, effect=lambda: did, **where)
 
 
 def test_a_link_in_two_faults_at_once_is_a_simulator_bug() -> None:

@@ -479,3 +479,15 @@ def test_reading_the_machines_own_state_still_escapes_and_a_file_mmap_is_refused
     for main in (proc, mapped):
         with pytest.raises(SimulationEscape):
             one_node(main)
+
+
+def test_a_log_written_to_dev_stdout_or_dev_null_is_no_escape(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    async def main() -> None:
+        with open("/dev/stdout", "w") as out, open("/dev/null", "w") as null:
+            out.write("to the terminal\n")
+            null.write("to nowhere\n")
+
+    one_node(main)
+    assert "to the terminal" in capfd.readouterr().out

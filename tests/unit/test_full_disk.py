@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import seedbed
-from seedbed._core import tracefile
+from seedbed._core import files, tracefile
 from seedbed._core.files import WriteFailed
 from seedbed.cli import cli
 
@@ -55,10 +55,12 @@ def disk_fills(monkeypatch: pytest.MonkeyPatch) -> Any:
     """`disk_fills(room)`: from now on trace files take `room` writes, then ENOSPC."""
 
     def fill(room: int) -> None:
-        def full_open(path: Any, mode: str = "r", **kwargs: Any) -> Any:
-            return _FullAfter(open(path, mode, **kwargs), room)
+        real_fdopen = os.fdopen
 
-        monkeypatch.setattr(tracefile, "open", full_open, raising=False)
+        def full_fdopen(fd: int, mode: str = "r", **kwargs: Any) -> Any:
+            return _FullAfter(real_fdopen(fd, mode, **kwargs), room)
+
+        monkeypatch.setattr(files.os, "fdopen", full_fdopen)
 
     return fill
 
@@ -159,8 +161,9 @@ def test_a_sweep_whose_header_meets_a_full_disk_says_how_to_go_on(
     assert f"cannot write {results} ({FULL})" in message and "\n" not in message
     if resuming:
         assert message.endswith(f"sweep {RACE} --out {tmp_path} --seeds 4 --resume")
-        lines = results.read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 3 and json.loads(lines[0])["kind"] == "header"  # kept whole
+        kinds = [json.loads(line)["kind"] for line in results.read_text("utf-8").splitlines()]
+        # Kept whole: the header, both seeds and the first sweep's self-check.
+        assert kinds == ["header", "seed", "seed", "recheck"]
     else:
         assert message.endswith(f"sweep {RACE} --out {tmp_path} --seeds 4")
         assert not results.exists()  # no empty results file left

@@ -168,12 +168,20 @@ def test_the_failure_report_reads_as_documented() -> None:
     line = int(_first_line(_scenarios.value_not_negative)) + 1
     assert lines[2] == f"  at: tests/unit/_scenarios.py:{line}"  # relative to the directory
     assert lines[3] == "  fault profile: no faults"
-    assert lines[4] == "  last 9 events:"  # the whole run: nine events and a time jump
-    assert lines[5] == "    task 1 Task-1 _run_main"  # the default name, the same on 3.11-3.13
-    broke = "    t=3.001000s invariant broke value_not_negative"  # at 3 s, on a 1 ms tick
-    assert lines[12] == broke
-    assert lines[-2] == "  view:   seedbed view tests.unit._scenarios:flapping --seed 0"
-    assert lines[-1] == "  replay: seedbed run tests.unit._scenarios:flapping --seed 0"
+    # the run's events without draws and seedbed's own tasks (--events all shows them)
+    assert lines[4] == "  last 3 events, draws hidden: --events all shows them:"
+    assert lines[5] == "    t=0.000000s net.start flapper"
+    # at 3 s on a 1 ms tick, plus the CPU time of the steps before it (exact step times)
+    broke = "    t=3.001009s invariant broke value_not_negative"
+    assert lines[7] == broke
+    assert lines[-3] == "  view:   seedbed view tests.unit._scenarios:flapping --seed 0"
+    target = "tests.unit._scenarios:flapping --seed 0"
+    assert lines[-2] == f"  shrink: seedbed shrink {target} --out shrunk.json"
+    assert lines[-1] == f"  replay: seedbed run {target}"
+    everything = info.value.report.describe(events="all").splitlines()
+    assert "  last 9 events:" in everything  # the whole run: nine events and a time jump
+    assert "    t=0.000000s task 1 Task-1 _run_main" in everything  # 3.11-3.13 name it so
+    assert "    t=0.000000s draw loop: which node runs next = 0" in everything
 
 
 def test_a_swarm_failure_report_shows_the_drawn_profile_and_the_faults_injected() -> None:
@@ -260,7 +268,10 @@ def test_a_plain_simulation_trace_header_records_its_configs_too(tmp_path: Path)
     [
         ({"name": ""}, "Scenario.name must be a non-empty string, got ''"),
         ({"setup": 3}, "Scenario.setup must be a function taking the Simulation, got 3"),
-        ({"faults": "chaos"}, 'Scenario.faults must be None, a FaultProfile or "swarm"'),
+        (
+            {"faults": "chaos"},
+            'Scenario.faults must be None, a FaultProfile, "swarm" or seedbed.swarm',
+        ),
         ({"duration": -1}, "Scenario.duration must be a number of seconds in (0, 1e+09], got -1"),
         ({"invariants": [1]}, "Scenario.invariants must be zero-argument callables"),
         ({"netwrk": None}, "unknown Scenario world option 'netwrk'"),

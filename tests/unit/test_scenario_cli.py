@@ -93,7 +93,8 @@ def test_the_command_runs_a_scenario_and_prints_what_the_nemesis_did() -> None:
     done = seedbed("run", "tests.unit._scenarios:stormy", "--seed", "4")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("seed=4 trace_hash=")
-    assert "faults: crash " in done.stdout and "effective)" in done.stdout
+    assert "faults: partition 1 (" in done.stdout and "effective)" in done.stdout
+    assert "none of: crash" in done.stdout  # on in the profile, injected nothing
 
 
 def test_the_command_prints_a_failing_scenarios_report_and_exits_one() -> None:

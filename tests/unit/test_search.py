@@ -230,7 +230,8 @@ def found(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
     out = tmp_path_factory.mktemp("explore")
     search = explore(ExploreSpec(LAG, out, seed=0, runs=400, stop_on_failure=True))
     assert search.state.buckets, "the lag bug was not found in 400 runs"
-    failing = [line for line in search.store.lines if line.get("failure_file")]
+    lines = [json.loads(row) for row in (out / "explore.jsonl").read_text().splitlines()]
+    failing = [line for line in lines if line.get("failure_file")]
     return out, failing[0]
 
 

@@ -80,11 +80,16 @@ def test_never_reached_features_and_unreadable_lines_are_shown(tmp_path: Path) -
     assert read_search(log).never_reached() == ["sometimes: <b>never</b>"]
     page = tmp_path / "page.html"
     shown = CliRunner().invoke(cli, ["report", str(tmp_path), "--html", str(page)])
-    assert shown.exit_code == 0, shown.output
+    assert shown.exit_code == 0, shown.output  # a run being written is no damage
     html = page.read_text()
     assert "<code>sometimes: &lt;b&gt;never&lt;/b&gt;</code>" in html  # escaped, listed
-    assert "1 lines unreadable" in html
+    assert "last line cut short" in html
     assert "No plain sweep to compare" in html and html.count("<polyline") == 1
+    log.write_text(json.dumps(header) + "\n" + '{"kind": "ru\n' + json.dumps(run) + "\n")
+    shown = CliRunner().invoke(cli, ["report", str(tmp_path), "--html", str(page)])
+    assert shown.exit_code == 2 and shown.stderr.count("\n") == 1  # a damaged line: a look
+    assert f"{log}: 1 malformed line(s), the first at line 2 (not a JSON line" in shown.stderr
+    assert "1 lines unreadable (skipped; the first, line 2" in page.read_text()
 
 
 def test_the_plot_climbs_with_the_features_reached() -> None:

@@ -48,7 +48,8 @@ def test_a_planted_bug_shrinks_to_fewer_faults_and_steps(shrunk_file: tuple[Path
     before_faults, after_faults, before_steps, after_steps = _shrunk_line(printed)
     assert after_faults < before_faults and after_faults <= 2
     assert after_steps < before_steps
-    assert "faults, by virtual time:" in printed and "crash server" in printed
+    assert "faults and world events, by virtual time:" in printed and "crash server" in printed
+    assert " -> " in printed.split("draws off their typical value ")[1]  # never "choices"
     assert "last 12 events before the failure:" in printed
     assert f"view it as a diagram: seedbed view {COUNTER} --choices " in printed
 

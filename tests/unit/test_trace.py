@@ -9,10 +9,11 @@ import pytest
 
 from seedbed._core import Trace
 from seedbed._core.tracefile import read_trace, write_trace
+from seedbed._core.version import TRACE_FORMAT
 from seedbed.errors import Nondeterminism, UsageError
 
 EVENTS = [
-    ("time", 1500),
+    ("time", 1500, 3),
     ("draw", "net", "delay", 3),
     ("draw", "loop", "x", 0.25),
     ("task", 1, "main"),
@@ -22,7 +23,7 @@ EVENTS = [
 def fold(trace: Trace, events: list[tuple[object, ...]]) -> Trace:
     for event in events:
         if event[0] == "time":
-            trace.time(event[1])  # type: ignore[arg-type]
+            trace.time(event[1], event[2])  # type: ignore[arg-type]
         else:
             trace.emit(*event)  # type: ignore[arg-type]
     return trace
@@ -40,7 +41,8 @@ def test_the_hash_is_the_same_whether_events_are_kept_checked_or_not() -> None:
 def test_any_difference_in_an_event_changes_the_hash() -> None:
     base = fold(Trace(), EVENTS).hash
     for changed in (
-        [("time", 1501), *EVENTS[1:]],
+        [("time", 1501, 3), *EVENTS[1:]],
+        [("time", 1500, 4), *EVENTS[1:]],
         [EVENTS[0], ("draw", "net", "delay", 4), *EVENTS[2:]],
         [EVENTS[1], EVENTS[0], *EVENTS[2:]],
         EVENTS[:-1],
@@ -50,7 +52,7 @@ def test_any_difference_in_an_event_changes_the_hash() -> None:
 
 def test_checking_raises_at_the_first_differing_event_with_recorded_and_actual() -> None:
     trace = Trace(expected=EVENTS)  # type: ignore[arg-type]
-    trace.time(1500)
+    trace.time(1500, 3)
     with pytest.raises(Nondeterminism) as caught:
         trace.emit("draw", "net", "delay", 9)
     message = str(caught.value)
@@ -70,7 +72,8 @@ def test_checking_notices_a_run_that_ends_early_or_goes_on_too_long() -> None:
 
 
 def write_sample(path: Path) -> None:
-    header = {"seedbed": "0.1.0", "python": "3.11.7", "seed": 5, "options": {}}
+    header = {"seedbed": "0.1.0", "format": TRACE_FORMAT, "python": "3.11.7", "seed": 5,
+              "options": {}}  # fmt: skip
     write_trace(path, header, list(EVENTS), {"end": 4, "hash": "00", "failure": None})
 
 

@@ -132,7 +132,7 @@ class BranchingStream(ReplayingStream):
             return Stream.chance(self, probability, reason)
         return ReplayingStream.chance(self, probability, reason)
 
-    def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+    def exponential(self, mean: float, reason: str, quiet: float | None = None) -> float:
         session = self._session
         assert isinstance(session, BranchSession)
         if self._fresh(reason):

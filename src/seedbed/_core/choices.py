@@ -14,9 +14,14 @@ unused one of a reason that differs only in its numbers ("torn /log sector
 4" for "sector 2"): a changed program, or a shrunk run whose file is shorter
 at its crash, still gets the decision of the same kind that was recorded.
 When the list has no value left for a draw, or the value
-is `null`, the draw gets its quiet default: what a run with no pressure
-would do (no fault, the minimum delay, the first option, the identity order,
-zero bits). A value out of range wraps (modulo). A value of the wrong type
+is `null`, the draw gets its default: the typical outcome of its
+distribution, never an extreme branch (the median of a delay or a range, the
+more likely side of a chance, so no loss and no fault; the first option; the
+identity order, FIFO; raw bits whose every 32-bit lane is the middle value,
+so a batch of latencies is a batch of median hops, not of the minimum, which
+the heavy-tailed model reads as its spike). A default is logged as `null`:
+a shrunk run's list says which draws still deviate from typical. A value
+out of range wraps (modulo). A value of the wrong type
 (a string where a number is drawn, a number where bits or an order are) is
 not something seedbed writes: the draw takes its default, and the session
 keeps it in `misfits` so the replay refuses the file, naming the stream.
@@ -301,9 +306,17 @@ class ReplayingStream(Stream):
         Stream._note(self, reason, value)
         self._session.log(self.name, reason, value)
 
+    def _use_default(self, reason: str, value: int | float | str) -> None:
+        """A draw that took its typical default: traced as drawn, logged as None."""
+        Stream._note(self, reason, value)
+        self._session.log(self.name, reason, None)
+
     def raw(self, k: int, reason: str = "raw bits") -> int:
         recorded = self._fits(reason, _as_bits, "bits written as 0x... hex")
-        value = 0 if recorded is None else recorded & ((1 << k) - 1)
+        if recorded is None:
+            self._session.log(self.name, reason, None)
+            return typical_bits(k)
+        value = recorded & ((1 << k) - 1)
         self._session.log(self.name, reason, hex(value))
         return value
 
@@ -311,21 +324,31 @@ class ReplayingStream(Stream):
         if n <= 1:
             return super().below(n, reason)
         recorded = self._int(reason)
-        value = recorded % n if recorded is not None else 0
+        if recorded is None:
+            self._use_default(reason, 0)  # the first option
+            return 0
+        value = recorded % n
         require(0 <= value < n, "a replayed bounded draw stays in [0, n)", n=n, value=value)
         self._use(reason, value)
         return value
 
     def random(self, reason: str) -> float:
         recorded = self._float(reason)
-        value = recorded % 1.0 if recorded is not None else 0.0
+        if recorded is None:
+            self._use_default(reason, 0.5)  # the median
+            return 0.5
+        value = recorded % 1.0
         self._use(reason, value)
         return value
 
     def uniform(self, low: float, high: float, reason: str) -> float:
         recorded = self._float(reason)
+        if recorded is None:
+            middle = low + (high - low) / 2  # the median
+            self._use_default(reason, middle)
+            return middle
         value = low
-        if recorded is not None and high > low:
+        if high > low:
             value = low + (recorded - low) % (high - low)
         self._use(reason, value)
         return value
@@ -334,16 +357,24 @@ class ReplayingStream(Stream):
         if probability <= 0.0 or probability >= 1.0:
             return super().chance(probability, reason)
         recorded = self._int(reason)
-        value = recorded % 2 if recorded is not None else 0
+        if recorded is None:
+            likely = int(probability > 0.5)  # the more likely side: no loss, no fault
+            self._use_default(reason, likely)
+            return bool(likely)
+        value = recorded % 2
         self._use(reason, value)
         return bool(value)
 
-    def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+    def exponential(self, mean: float, reason: str, quiet: float | None = None) -> float:
         recorded = self._float(reason)
-        value = abs(recorded) if recorded is not None else quiet
-        if math.isinf(value):
-            self._session.log(self.name, reason, None)  # the quiet "never"
+        if recorded is None:
+            value = mean * math.log(2) if quiet is None else quiet  # the median, or "never"
+            if math.isinf(value):
+                self._session.log(self.name, reason, None)  # the quiet "never"
+            else:
+                self._use_default(reason, value)
             return value
+        value = abs(recorded)
         self._use(reason, value)
         return value
 
@@ -354,14 +385,35 @@ class ReplayingStream(Stream):
         order = _order_from(recorded, n)
         if recorded is not None and not _is_order(recorded):
             self._session.misfit(self.name, reason, recorded, "an order written as 2,0,1")
-        self._use(reason, ",".join(map(str, order)))
+        if recorded is None:
+            self._use_default(reason, ",".join(map(str, order)))  # FIFO
+        else:
+            self._use(reason, ",".join(map(str, order)))
         return order
 
     def seed_for(self, reason: str) -> int:
         recorded = self._int(reason)
-        value = recorded % (1 << 64) if recorded is not None else 0
+        if recorded is None:
+            self._use_default(reason, 0)
+            return 0
+        value = recorded % (1 << 64)
         self._use(reason, value)
         return value
+
+
+_MIDDLE_LANE = 1 << 31  # a 32-bit lane's middle value: u = 0.5
+
+
+def typical_bits(k: int) -> int:
+    """`k` raw bits whose every 32-bit lane is its middle value: read as uniform
+    draws (as a latency batch reads them, 32 or 64 bits a hop) each is 0.5, the
+    median, so every hop is a median hop and none is a tail spike. Fewer than
+    32 bits are one lane of their own width, its middle value."""
+    if k <= 32:
+        return 1 << (k - 1) if k > 0 else 0
+    lanes = -(-k // 32)
+    value = sum(_MIDDLE_LANE << (32 * lane) for lane in range(lanes))
+    return value & ((1 << k) - 1)
 
 
 def _as_bits(value: Value) -> int | None:

@@ -136,11 +136,12 @@ class Stream:
         self._note(reason, int(value))
         return value
 
-    def exponential(self, mean: float, reason: str, quiet: float = 0.0) -> float:
+    def exponential(self, mean: float, reason: str, quiet: float | None = None) -> float:
         """An exponentially distributed float with the given mean (memoryless delays).
 
         `quiet` is the value a replay of recorded choices uses where it has
-        none: the minimum delay by default; `math.inf` for "never"."""
+        none: by default the typical one (the median, `mean * ln 2`);
+        `math.inf` for "never" (no more faults)."""
         u = self._bits(_DOUBLE_BITS) * _DOUBLE_SCALE
         value = -math.log1p(-u) * mean
         self._note(reason, value)

@@ -26,6 +26,7 @@ class NodeRef:
 
     __slots__ = (
         "alive", "disk", "files", "incarnation", "name", "observer", "wall_offset_ns", "wall_rate",
+        "wall_reads",
     )  # fmt: skip
 
     def __init__(self, name: str, incarnation: int, disk: Any = None) -> None:
@@ -38,6 +39,7 @@ class NodeRef:
         self.files: Any = None
         self.wall_offset_ns = 0  # this node's wall clock: offset and rate vs virtual time
         self.wall_rate = 1.0
+        self.wall_reads = 0  # times the node read its wall clock (all incarnations; unhashed)
         # Told of the network operations this incarnation performs, while a fault
         # waits for one (see `seedbed.world._operations`); None (no cost) otherwise.
         self.observer: Any = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -84,7 +85,8 @@ def _importable_in(module: str, path: str, cwd: str) -> bool:
 # exploration options, which every plain program and Scenario takes.
 RUN_FLAGS = {"max_steps": "--max-steps", "max_time": "--max-time", "strict": "--strict"}
 RUN_FLAGS.update({"explore_tasks": "--explore-tasks", "clock_resolution": "--clock-resolution",
-                  "strategy": "--strategy", "pct_depth": "--pct-depth"})  # fmt: skip
+                  "strategy": "--strategy", "pct_depth": "--pct-depth",
+                  "faults": "--faults", "disks": "--load-disks"})  # fmt: skip
 
 
 def replay_command(
@@ -124,7 +126,13 @@ def _flag(key: str, value: Any) -> str:
         return f" {RUN_FLAGS[key]}"
     if value is False:
         return f" {OFF_FLAGS[key]}" if key in OFF_FLAGS else ""
-    return f" {RUN_FLAGS[key]} {value}"
+    return f" {RUN_FLAGS[key]} {shlex.quote(str(value))}"
+
+
+def target_replay(target: str, seed: int, options: dict[str, Any] | None = None) -> str:
+    """The `seedbed run` command for a target named as it was run (`module:name`),
+    with the run options that differ from their defaults."""
+    return f"seedbed run {target} --seed {seed}{_flags(options or {})}"
 
 
 def describe_scenario(scenario: Any) -> str | None:

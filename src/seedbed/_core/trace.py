@@ -1,10 +1,26 @@
 """The trace: what happened in a run, folded into a running hash as it happens.
 
 Events are short tuples `(kind, field, ...)` of strings, ints and floats:
-`("time", 1500000000)` when virtual time jumps to a timer, `("draw", stream,
-reason, value)` for every entropy draw, `("task", number, name)` when a task
-starts. The hash is an FNV-style fold of 64-bit words; strings fold through a
-blake2b digest, so the hash never depends on `PYTHONHASHSEED`.
+`("time", 1500000000, 212)` when virtual time jumps to a timer (at step 212),
+`("draw", stream, reason, value)` for every entropy draw, `("task", number,
+name)` when a task starts, `("deliver", sender, receiver, size, crc)` when
+bytes reach a receiver. The hash is an FNV-style fold of 64-bit words;
+strings fold through a blake2b digest, so the hash never depends on
+`PYTHONHASHSEED`.
+
+An equal hash is an equal run, so the hash covers where each event happened
+and how the run ended, not only what happened:
+
+- Position. A trace bound to a loop (`bind`) folds an `("at", step, time_ns)`
+  marker before any event whose step or virtual time differs from the last
+  event's: two runs that make the same draws at different steps (one more
+  callback in one CPython's `wait_for`) hash differently, at the cost of one
+  comparison per event that stays where the last one was.
+- Payloads. Every delivery folds its size and a CRC-32 of its bytes: a digest,
+  never a copy, so a run whose C code drew its own entropy (a TLS key share)
+  shows it in the hash.
+- The ending. `seal` folds the step count, the end time and a digest of the
+  outcome (the returned value, or the failure's identity) once, at the end.
 
 A trace can also keep its events (to write them out) or check each one
 against a recorded list, raising `Nondeterminism` at the first that differs.
@@ -22,9 +38,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any, Protocol
 
+from seedbed._core.clock import VirtualClock
 from seedbed._core.contract import require
 from seedbed.errors import Nondeterminism
 
@@ -72,6 +91,20 @@ def _word(field: Field) -> int:
 
 
 _DRAW_WORD = _string_word("draw") ^ _STRING_TAG
+_AT_WORD = _string_word("at") ^ _STRING_TAG
+_DELIVER_WORD = _string_word("deliver") ^ _STRING_TAG
+_SEAL_WORD = _string_word("seal") ^ _STRING_TAG
+_crc32 = zlib.crc32
+
+
+class Position(Protocol):
+    """Where a run is: what a trace reads to place its events (a loop's state)."""
+
+    @property
+    def steps(self) -> int: ...
+
+    @property
+    def clock(self) -> VirtualClock: ...
 
 
 def word_of(field: Field) -> int:
@@ -81,35 +114,50 @@ def word_of(field: Field) -> int:
 
 def describe_event(event: Sequence[Field]) -> str:
     """A one-line rendering for error messages."""
+    if len(event) == 3 and event[0] == "at" and isinstance(event[2], int):
+        return f"at step {event[1]}, t={event[2] / 1e9:.9f}s"
     return " ".join(str(field) for field in event)
 
 
-# The open `recording()` blocks, innermost last, each with the traces made in it.
+def route_word(sender: str, receiver: str) -> int:
+    """The word a delivery from `sender` to `receiver` folds beside its digest
+    (see `Trace.deliver`): kept by the caller, once per connection."""
+    return (_string_word(sender) * 3 ^ _string_word(receiver) ^ _DELIVER_WORD) & MASK
+
+
+# The open `recording()` blocks, innermost last, each with the traces made in
+# it and what keeps their events (None: a list).
 _recordings: list[list[Trace]] = []
+_keepers: list[Callable[[], Any] | None] = []
 
 
 @contextmanager
-def recording() -> Iterator[list[Trace]]:
+def recording(keeper: Callable[[], Any] | None = None) -> Iterator[list[Trace]]:
     """Every `Trace` made inside the block keeps its events; the list yielded
     holds them in the order they were made.
 
     For runs the harness does not build itself (a function f(seed) that makes
     its own `Simulation`): it cannot pass such a run a trace, so it records
-    what the run's loop traces. Keeping events changes no hash.
+    what the run's loop traces. `keeper()` makes what each trace appends its
+    events to instead of a list (a failure report keeps the tail and a few
+    kinds). Keeping events changes no hash.
     """
     made: list[Trace] = []
     _recordings.append(made)
+    _keepers.append(keeper)
     try:
         yield made
     finally:
         _recordings.pop()
+        _keepers.pop()
 
 
 class Trace:
     """A running hash of events, optionally keeping or checking them."""
 
     __slots__ = (
-        "_expected", "count", "divergence", "events", "notes", "on_divergence", "quiet", "word",
+        "_expected", "at", "count", "divergence", "events", "notes", "now", "on_divergence",
+        "quiet", "sealed", "step", "word",
     )  # fmt: skip
 
     def __init__(self, *, keep: bool = False, expected: Sequence[Event] | None = None) -> None:
@@ -119,6 +167,8 @@ class Trace:
         self.word = _OFFSET
         self.count = 0
         self.events: list[Event] | None = [] if keep else None
+        if keep and _recordings and _keepers[-1] is not None:
+            self.events = _keepers[-1]()
         self._expected = expected
         # Neither keeping nor checking events: only the hash is maintained, and
         # the loop may fold time events inline (see `time`).
@@ -130,9 +180,38 @@ class Trace:
         self.on_divergence: Callable[[Nondeterminism], None] | None = None
         # Where annotations go (a trace file's writer), or None: see the module doc.
         self.notes: Callable[..., None] | None = None
+        # The run's position (a loop's state, see `bind`) and the last one folded.
+        self.at: Position | None = None
+        self.step = 0
+        self.now = 0
+        self.sealed = False
+
+    def bind(self, at: Position) -> None:
+        """Place every later event at `at`'s step and virtual time (see the module doc)."""
+        self.at = at
+        self.step = at.steps
+        self.now = at.clock.now
+
+    def _move(self, step: int, now: int) -> None:
+        """The run moved since the last event: fold an `("at", step, now)` marker.
+
+        One word: the time, the step shifted over it and a tag (so a marker
+        never folds as a time jump), mixed by one multiply, the dear part of a
+        fold. `draw` and `deliver` repeat this fold inline: they must agree.
+        """
+        self.step = step
+        self.now = now
+        self.word = ((self.word ^ now ^ step << 24 ^ _AT_WORD) * PRIME) & MASK
+        if self.quiet:
+            self.count += 1
+        else:
+            self._after(("at", step, now))
 
     def emit(self, *event: Field) -> None:
         """Fold one event into the hash (and keep or check it)."""
+        at = self.at
+        if at is not None and (at.steps != self.step or at.clock.now != self.now):
+            self._move(at.steps, at.clock.now)
         h = self.word
         for field in event:
             h = ((h ^ _word(field)) * PRIME) & MASK
@@ -144,7 +223,21 @@ class Trace:
 
         `stream_word` is `word_of(stream)`, computed once by the stream.
         """
-        h = ((self.word ^ _DRAW_WORD) * PRIME) & MASK
+        h = self.word
+        at = self.at
+        if at is not None:
+            step = at.steps
+            now = at.clock.now
+            if step != self.step or now != self.now:
+                if not self.quiet:
+                    self._move(step, now)
+                    h = self.word
+                else:  # `_move`, inlined
+                    h = ((h ^ now ^ step << 24 ^ _AT_WORD) * PRIME) & MASK
+                    self.step = step
+                    self.now = now
+                    self.count += 1
+        h = ((h ^ _DRAW_WORD) * PRIME) & MASK
         h = ((h ^ stream_word) * PRIME) & MASK
         reason_word = _string_words.get(reason)  # `_string_word`, inlined for the usual hit
         if reason_word is None:
@@ -160,17 +253,66 @@ class Trace:
         else:
             self._after(("draw", stream, reason, value))
 
-    def time(self, now_ns: int) -> None:
-        """Virtual time jumped to `now_ns` (the most frequent event).
+    def time(self, now_ns: int, steps: int) -> None:
+        """Virtual time jumped to `now_ns` after `steps` callbacks (the most
+        frequent event): it places the events after it, so no marker follows.
 
-        Folded as one word with no kind tag. The loop repeats this fold inline
-        when `quiet`; the two must stay identical.
+        Folded as one word with no kind tag (the time, the step shifted over
+        it). The loop repeats this fold inline when `quiet`; the two must stay
+        identical.
         """
-        self.word = ((self.word ^ now_ns) * PRIME) & MASK
+        self.word = ((self.word ^ now_ns ^ steps << 24) * PRIME) & MASK
+        self.now = now_ns
+        self.step = steps
         if self.quiet:
             self.count += 1
         else:
-            self._after(("time", now_ns))
+            self._after(("time", now_ns, steps))
+
+    def deliver(self, route: int, sender: str, receiver: str, data: bytes) -> None:
+        """Bytes reached `receiver`: the event `("deliver", sender, receiver, size,
+        crc)`, folded as one word (and its position marker's, inline: one of
+        each per message is the network's hot path).
+
+        `route` is `route_word(sender, receiver)`, which the caller keeps.
+        A marker and its delivery fold together, under one multiply: the
+        digest goes in rotated by a byte, so neither can stand in for the other.
+        """
+        size = len(data)
+        crc = _crc32(data)
+        word = (crc << 8 | size << 40) ^ route
+        at = self.at
+        if at is not None:
+            step = at.steps
+            now = at.clock.now
+            if step != self.step or now != self.now:
+                self.step = step
+                self.now = now
+                word ^= now ^ step << 24 ^ _AT_WORD
+                if self.quiet:
+                    self.count += 1
+                else:
+                    self._after(("at", step, now))
+        self.word = ((self.word ^ word) * PRIME) & MASK
+        if self.quiet:
+            self.count += 1
+        else:
+            self._after(("deliver", sender, receiver, size, crc))
+
+    def seal(self, steps: int, now_ns: int, outcome: int) -> None:
+        """Fold how the run ended: its step count, end time and outcome digest.
+
+        `outcome` is a 64-bit digest of the value or the failure (the caller's:
+        this layer knows no results). Not an event (a recorded trace's end line
+        holds the same facts, which a replay compares); once per trace, so a
+        hash read after it is final.
+        """
+        require(not self.sealed, "a trace is sealed once, when its run ends")
+        self.sealed = True
+        h = ((self.word ^ _SEAL_WORD) * PRIME) & MASK
+        h = ((h ^ steps) * PRIME) & MASK
+        h = ((h ^ now_ns) * PRIME) & MASK
+        self.word = ((h ^ (outcome & MASK)) * PRIME) & MASK
 
     def _after(self, event: Event) -> None:
         index = self.count

@@ -1,12 +1,14 @@
 """Trace files: JSON Lines, readable by people and by `replay`, written and read as streams.
 
-Line 1 is a header object: `{"seedbed": VERSION, "python": "3.11.7",
-"seed": 42, "options": {...}, "target": "pkg.mod:main", "digest": HEX}`.
+Line 1 is a header object: `{"seedbed": VERSION, "format": 2, "python":
+"3.11.7", "seed": 42, "options": {...}, "target": "pkg.mod:main", "digest":
+HEX}`. `format` is `TRACE_FORMAT` (what events and the hash mean): a trace of
+another format is refused in one line, never replayed into a divergence.
 `target` is there when the CLI recorded the run (`labelled`), so `seedbed
 replay` refuses another target's trace; `digest` is `header_digest` of the
 rest of the header, so an edited or damaged header is refused rather than
 replayed (both keys are optional to the reader: older traces have neither).
-Then one JSON array per event, e.g. `["time", 1500000000]`, and last an end
+Then one JSON array per event, e.g. `["time", 1500000000, 12]`, and last an end
 object `{"end": EVENTS, "hash": HEX, "steps": N, "virtual_time_ns": T,
 "failure": null | "Type: message"}`.
 A run stopped by Ctrl-C (or SystemExit) ends with `{"end": EVENTS,
@@ -19,7 +21,9 @@ not count them, a replay skips them, and `seedbed view` reads them to link a
 send to its delivery. Files without them still replay and render.
 
 Writing: `TraceWriter` writes each event as the run emits it, flushing every
-`FLUSH_EVERY` events, so a killed run leaves the trace up to its last flush.
+`FLUSH_EVERY` events, to `.NAME.partial` beside the path, renamed over it
+when the end line is written: a killed run leaves the partial file, up to
+its last flush, and the path as it was.
 
 Reading: `RecordedTrace` reads the header at once and the events one line at
 a time as a replay consumes them, keeping only a few in memory; a line is at
@@ -32,7 +36,6 @@ defect, never a divergence. Nothing is ever unpickled: the only reader is
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import hashlib
 import json
@@ -44,9 +47,10 @@ from typing import IO, Any
 
 from seedbed._core import safejson
 from seedbed._core.contract import require
-from seedbed._core.files import NotRegular, WriteFailed, is_regular, regular_file
+from seedbed._core.files import NotRegular, Replacement, WriteFailed, regular_file
 from seedbed._core.trace import Event
 from seedbed._core.validate import SEED_LIMIT
+from seedbed._core.version import TRACE_FORMAT
 from seedbed.errors import UsageError
 
 MAX_LINE = 1 << 20  # bytes; seedbed's own lines are far shorter
@@ -100,10 +104,17 @@ class TraceWriter:
     """A trace written as the run goes: header now, each event as it happens,
     the end line last. Installed as a `Trace`'s event list (it has `append`).
 
+    The events go to a temporary file beside the path (`files.Replacement`),
+    renamed over it when the end line is written: a symlink, FIFO or device
+    at the path is refused before the run (never written through, never
+    waited on), and a reader never sees half a trace where a whole one was
+    (a run killed outright leaves its events in `.NAME.partial`).
+
     A write that fails (a full disk) must not surface inside the run, where
     the program's own `except OSError` could swallow it: the writer stops
-    writing, the run goes on, and `finish` removes the file (a cut trace
-    would only mislead) and raises `WriteFailed` naming it.
+    writing, the run goes on, and `finish` drops the temporary file (a cut
+    trace would only mislead), leaves the path as it was and raises
+    `WriteFailed` naming it.
     """
 
     def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
@@ -112,9 +123,13 @@ class TraceWriter:
         header = {**header, **(_LABELS.get() or {})}
         header["digest"] = header_digest(header)
         try:
-            self._out: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by finish)
+            self._file = Replacement(path, text=True)
+        except NotRegular:
+            raise  # a symlink, FIFO or device: refused, in one line naming it
         except OSError as exc:
             raise WriteFailed(path, "the trace", exc) from None
+        self._out: IO[str] = self._file.file
+        self._done = False
         self._unflushed = 0
         self.count = 0
         self._write(json.dumps(header, sort_keys=True) + "\n", flush=True)
@@ -149,24 +164,25 @@ class TraceWriter:
         return self.count
 
     def finish(self, end: dict[str, Any]) -> None:
-        """Write the end line and close the file (idempotent); `WriteFailed` if
-        any write failed, the file removed."""
-        if self._out.closed:
+        """Write the end line and put the file in place (idempotent); `WriteFailed`
+        if any write failed, the path left as it was."""
+        if self._done:
             return
+        self._done = True
         self._write(json.dumps(end, sort_keys=True) + "\n")
-        try:
-            self._out.close()  # the last of the buffer goes to disk here
-        except OSError as exc:
-            self.failed = self.failed or exc
         if self.failed is not None:
             self._give_up()
+        try:
+            self._file.commit()  # the last of the buffer goes to disk here
+        except NotRegular:
+            raise
+        except OSError as exc:
+            raise WriteFailed(self.path, "the trace", exc) from None
 
     def _give_up(self) -> None:
-        """Close and remove the file, and say so (`WriteFailed`)."""
-        with contextlib.suppress(OSError):  # the buffer cannot reach a full disk: the file goes
-            self._out.close()
-        if is_regular(self.path):  # never a device or FIFO the user named
-            Path(self.path).unlink()
+        """Drop the temporary file and say so (`WriteFailed`)."""
+        self._done = True
+        self._file.discard()
         assert self.failed is not None
         raise WriteFailed(self.path, "the trace", self.failed)
 
@@ -205,6 +221,7 @@ def _parse_line(path: str | Path, number: int, raw: bytes) -> Any:
 def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
     if not isinstance(header, dict) or "seedbed" not in header:
         raise _bad(path, 1, "the first line is not a seedbed trace header")
+    _check_format(path, header)
     seed = header.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
         raise _bad(path, 1, f"the header's seed must be an int in [0, 2**64), got {seed!r:.40}")
@@ -215,6 +232,20 @@ def _check_header(path: str | Path, header: Any) -> dict[str, Any]:
     if "digest" in header and header["digest"] != header_digest(header):
         raise _bad(path, 1, "the header does not match its digest (it was edited or damaged)")
     return header
+
+
+def _check_format(path: str | Path, header: dict[str, Any]) -> None:
+    """A trace written under another `TRACE_FORMAT` is refused: its events and
+    hash mean something else, so a replay could only diverge."""
+    found = header.get("format", 1)
+    if found == TRACE_FORMAT:
+        return
+    who = "an older" if isinstance(found, int) and found < TRACE_FORMAT else "another"
+    raise UsageError(
+        f"{path} was recorded by {who} seedbed ({header.get('seedbed')!s:.20}, trace format "
+        f"{found!r:.20}; this one reads format {TRACE_FORMAT}): record the run again with "
+        "this version"
+    )
 
 
 def check_target(path: str | Path, header: dict[str, Any], target: str) -> None:

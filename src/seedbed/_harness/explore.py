@@ -1,4 +1,5 @@
-"""The exploration flags' values as run options, for `run`, `sweep` and `shrink`.
+"""The exploration flags' values as run options, for `run`, `sweep` and `shrink`
+(and `--faults`, which swaps a Scenario's fault pressure for a swarm spec).
 
 Each flag is a `LoopConfig` field of the same name (`--explore-tasks` /
 `--no-explore-tasks`,
@@ -14,6 +15,7 @@ from typing import Any
 from seedbed._core.validate import check_choice, check_positive_int, check_seconds
 from seedbed.aio import LoopConfig
 from seedbed.errors import UsageError
+from seedbed.faults._swarm import parse_faults
 
 STRATEGIES = ("random", "pct")
 
@@ -23,10 +25,14 @@ def explore_options(
     clock_resolution: float | None,
     strategy: str | None,
     pct_depth: int | None,
+    faults: str | None = None,
 ) -> dict[str, Any]:
-    """The flags given, as run options; a bad value is a one-line `UsageError`."""
+    """The flags given, as run options; a bad value is a one-line `UsageError`.
+    `--faults` (a Scenario's pressure, see `seedbed.faults._swarm`) is kept as
+    its spec, written back the way a replay command gives it."""
+    options = {} if faults is None else {"faults": _faults_spec(faults)}
     try:
-        return _checked(explore_tasks, clock_resolution, strategy, pct_depth)
+        return {**_checked(explore_tasks, clock_resolution, strategy, pct_depth), **options}
     except UsageError as exc:  # "LoopConfig.strategy must be ..." as the flag's name
         field, sep, rest = str(exc).partition(" must be ")
         if not sep:
@@ -61,3 +67,8 @@ def _checked(
             )
         options["pct_depth"] = pct_depth
     return options
+
+
+def _faults_spec(text: str) -> str:
+    parsed = parse_faults(text)
+    return "none" if parsed is None else parsed.spec()

@@ -36,6 +36,7 @@ class SeedOutcome:
     faults: dict[str, Any] | None = None
     assertions: dict[str, Any] | None = None
     location: str | None = None  # the user's file:line where the run failed, if known
+    report: Any = None  # a failed run's `FailureReport`, if one was made
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

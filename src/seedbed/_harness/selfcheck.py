@@ -83,9 +83,19 @@ def _first_difference(first: TraceFile, other: TraceFile) -> str:
                 f"  recorded: {describe_event(a)}\n  actual:   {describe_event(b)}"
             )
     index = min(len(first.events), len(other.events))
+    if len(first.events) == len(other.events):  # the same events: the endings differ
+        return (
+            "the same events ended differently\n"
+            f"  recorded: {_ending(first.end)}\n  actual:   {_ending(other.end)}"
+        )
     mine = describe_event(first.events[index]) if index < len(first.events) else "(end of trace)"
     theirs = describe_event(other.events[index]) if index < len(other.events) else "(end of trace)"
     return f"first divergent event {index}\n  recorded: {mine}\n  actual:   {theirs}"
+
+
+def _ending(end: dict[str, Any]) -> str:
+    how = end.get("failure") or "completed"
+    return f"step {end.get('steps')}, t={end.get('virtual_time_ns')}ns, {how}"
 
 
 def check_determinism(
@@ -129,11 +139,18 @@ def check_determinism(
 def _difference(
     first: dict[str, Any], other: dict[str, Any], first_trace: Path, other_trace: Path
 ) -> tuple[str, str, str] | None:
-    """(what run 1 gave, what the other gave, the detail), or None if they agree."""
+    """(what run 1 gave, what the other gave, the detail), or None if they agree.
+
+    The hash seals the outcome too, so two runs whose events all agree can
+    still differ in hash: then it is their results (or where they ended).
+    """
+    same_result = first.get("result_digest") == other.get("result_digest")
     if first["trace_hash"] != other["trace_hash"]:
-        detail = _first_difference(read_trace(first_trace), read_trace(other_trace))
-        return f"trace hash {first['trace_hash']}", f"trace hash {other['trace_hash']}", detail
-    if first.get("result_digest") != other.get("result_digest"):
+        mine, theirs = read_trace(first_trace), read_trace(other_trace)
+        if mine.events != theirs.events or same_result:
+            detail = _first_difference(mine, theirs)
+            return f"trace hash {first['trace_hash']}", f"trace hash {other['trace_hash']}", detail
+    if not same_result:
         detail = (
             "the same events returned different results\n"
             f"  recorded: {first.get('value')}\n  actual:   {other.get('value')}"

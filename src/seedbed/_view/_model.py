@@ -151,6 +151,11 @@ class _Builder:
         if kind == "time":
             self.now = int(event[1])
             return
+        if kind == "at":  # the step and time the next events happened at
+            self.now = int(event[2])
+            return
+        if kind == "deliver":  # its bytes are drawn from the "chunk" notes
+            return
         text = " ".join(str(f) for f in event[1:])
         handler = getattr(self, "_e_" + kind.replace(".", "_").replace(" ", "_"), None)
         if handler is not None:
@@ -172,6 +177,13 @@ class _Builder:
         lane = self.lane(event[1])
         pos = self._point(lane, "crash", f"{event[1]} crashed (incarnation {event[2]})")
         self._open(lane, "crash", "down", pos)
+
+    def _e_stop(self, event: Event, text: str) -> None:
+        self._point(self.lane(event[1]), "stop", f"{event[1]} stopped (incarnation {event[2]})")
+
+    def _e_upgrade(self, event: Event, text: str) -> None:
+        name, version, how = event[1], event[2], event[3] if len(event) > 3 else ""
+        self._point(self.lane(name), "upgrade", f"{name} to the {version} version ({how})")
 
     def _e_net_link(self, event: Event, text: str) -> None:
         src, dst, state = self.lane(event[1]), self.lane(event[2]), str(event[3])

@@ -60,6 +60,7 @@ text { font: 11px var(--mono); fill: var(--muted); direction: ltr; unicode-bidi:
 .point.start, .point.netstart { fill: #2f9e6e; }
 .point.failure { fill: #d64545; }
 .point.fault, .point.netlink { fill: #e08a1e; }
+.point.upgrade, .point.stop { fill: #0f8b8d; }
 .arrow line { stroke: #3461c1; stroke-width: 1.3; fill: none; }
 .arrow line.wide { stroke: transparent; stroke-width: 9; }
 .arrow.held line:first-child { stroke: #e08a1e; stroke-dasharray: 5 3; }

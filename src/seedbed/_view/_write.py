@@ -7,10 +7,9 @@ The trace is read as a stream and the long columns are spooled to disk
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from seedbed._core.files import NotRegular, replaceable
+from seedbed._core.files import NotRegular, Replacement
 from seedbed._core.version import VERSION
 from seedbed._view._model import Diagram, build
 from seedbed._view._page import write_page
@@ -38,15 +37,24 @@ def write_view(trace: str | Path, html: str | Path) -> Diagram:
 
 def _write(diagram: Diagram, target: Path) -> None:
     try:
-        replaceable(target)  # never rename over a symlink, FIFO or device
+        page = Replacement(target, text=True)  # never renames over a symlink, FIFO or device
     except NotRegular as exc:
         raise UsageError(f"{exc}; pass -o a path to a new or regular file") from None
-    temporary = target.with_name(f".{target.name}.partial")
-    temporary.unlink(missing_ok=True)  # a leftover (even a symlink) is removed, not followed
-    try:
-        with temporary.open("w", encoding="utf-8") as out:
-            write_page(diagram, out, generated_by=f"seedbed {VERSION} view")
-        os.replace(temporary, target)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise UsageError(f"{target}: cannot write the page ({exc.strerror or exc})") from None
+        raise UsageError(_cannot_write(target, exc)) from None
+    try:
+        write_page(diagram, page.file, generated_by=f"seedbed {VERSION} view")
+        page.commit()
+    except OSError as exc:
+        page.discard()
+        raise UsageError(_cannot_write(target, exc)) from None
+    except BaseException:
+        page.discard()
+        raise
+
+
+def _cannot_write(target: Path, exc: OSError) -> str:
+    return (
+        f"cannot write the page {target} ({exc.strerror or exc}); nothing was written there: "
+        "make room, or pass -o a path in a folder you can write"
+    )

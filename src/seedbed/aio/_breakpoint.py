@@ -91,6 +91,7 @@ def _user_frame(task: Any) -> Any:
 def stop_here(handle: Any, step: int, now_ns: int) -> None:
     """Open the debugger; called inside the context of `handle`, about to run."""
     from seedbed._core.identity import current_node
+    from seedbed._core.printable import terminal
     from seedbed.aio._explore import task_of
 
     # One stop per command: a scenario runs its failing seed again to build the
@@ -102,8 +103,10 @@ def stop_here(handle: Any, step: int, now_ns: int) -> None:
     node = current_node()
     virtual_time = now_ns / 1_000_000_000
     print(
-        f"seedbed: stopped before step {step} at t={virtual_time:.6f}s"
-        f" on {node or 'the world'}: {callback!r}"
+        terminal(  # a node's name and a callback's repr are the program's text
+            f"seedbed: stopped before step {step} at t={virtual_time:.6f}s"
+            f" on {node or 'the world'}: {callback!r}"
+        )
     )
     global debugging
     debugging = True

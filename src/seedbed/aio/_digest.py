@@ -9,7 +9,10 @@ and the same tasks run, only the result differs. So a run also has
   by `replay` and `check_determinism` beside the hash;
 - an *unseed*: at the end of each stretch of running, the next draw the
   `random` module would give is folded into the hash (FoundationDB's unseed),
-  so two runs that used the seeded randomness differently hash differently.
+  so two runs that used the seeded randomness differently hash differently;
+- a *seal* (`seal_run`): when the run ends, its step count, end time and the
+  digest of its outcome (the result digest, or the failure's identity) are
+  folded into the hash, so an equal hash is an equal ending too.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import hashlib
 import random
 import re
 from typing import Any
+
+from seedbed._core import Trace
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # default reprs name a memory address
 _MAX_DEPTH = 20
@@ -74,3 +79,28 @@ def unseed_draw() -> int:
     copy = random.Random(0)
     copy.setstate(random.getstate())
     return copy.getrandbits(64)
+
+
+def failure_identity(failure: BaseException) -> str:
+    """What a failed run's hash records of its failure: the error's type and the
+    first line of its message, addresses masked (the seed, step and replay lines
+    a seedbed failure adds below it are not part of what happened)."""
+    text = str(getattr(failure, "message", None) or failure)
+    first = text.splitlines()[0] if text else ""
+    return f"{type(failure).__qualname__}: {_ADDRESS.sub(' at 0x?', first)}"
+
+
+def seal_run(
+    trace: Trace, steps: int, now_ns: int, value: Any, failure: BaseException | None,
+    digest: str | None = None,
+) -> None:  # fmt: skip
+    """Fold how the run ended into its trace (`Trace.seal`): steps, end time, outcome.
+
+    `digest` is `result_digest(value)` when the caller has it already.
+    """
+    if failure is None:
+        text = "value " + (digest if digest is not None else result_digest(value))
+    else:
+        text = "failure " + failure_identity(failure)
+    word = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    trace.seal(steps, now_ns, word)

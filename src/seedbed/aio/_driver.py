@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from seedbed._core import Stream, Trace, to_ns
 from seedbed._core.contract import require
 from seedbed._core.trace import Field
+from seedbed.aio._digest import seal_run
 from seedbed.aio._handles import SimTask
 from seedbed.aio._state import LoopConfig, LoopState
 from seedbed.errors import Nondeterminism, SimulationFailure
@@ -201,6 +202,13 @@ class WorldDriver:
     def emit(self, *event: Field) -> None:
         """Fold one event into the run's trace."""
         self._st.trace.emit(*event)
+
+    def seal(self, value: Any, failure: BaseException | None) -> None:
+        """The world's run ended with `value` or `failure`: fold that, its step count
+        and its end time into the trace (see `_digest.seal_run`), once."""
+        st = self._st
+        if not st.trace.sealed:
+            seal_run(st.trace, st.steps, st.clock.now, value, failure)
 
     def stream(self, name: str) -> Stream:
         """The entropy stream `name` of this run (the same object for one name)."""

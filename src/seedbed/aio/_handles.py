@@ -100,6 +100,32 @@ class SimTimerHandle(asyncio.TimerHandle):
             self._args = None  # type: ignore[assignment]
 
 
+class SimFuture(asyncio.Future[Any]):
+    """A loop future that hashes by a number its loop gives it when first hashed.
+
+    A set of plain futures iterates in memory order, which depends on what ran
+    before in the process: aiohttp's client wakes the requests waiting on one
+    DNS lookup by iterating such a set, so on 3.11 (where that lookup is not an
+    eager task) one seed gave other results after other seeds. Numbered at
+    their first hash, futures iterate in the order the program first put them
+    in a set or dict. Only 3.11's loop makes them (see `SeedbedLoop`): a C
+    task takes its fast path for exact futures only, so each await on one
+    costs more.
+    """
+
+    __slots__ = ("number",)
+    number: int
+
+    def __hash__(self) -> int:
+        try:
+            return self.number
+        except AttributeError:
+            loop: Any = self.get_loop()
+            number: int = next(loop._future_numbers)
+            self.number = number
+            return number
+
+
 class SimTask(asyncio.Task[Any]):
     """A task that hashes by creation number and knows who cancelled it."""
 

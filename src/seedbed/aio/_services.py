@@ -18,6 +18,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core.contract import require
 from seedbed.aio import _blocking, _signals
+from seedbed.aio._fold import Echoes
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
 from seedbed.aio._state import LoopState
@@ -32,6 +33,7 @@ class LoopServices(IOMethods):
     """The non-scheduling half of `SeedbedLoop`."""
 
     _st: LoopState
+    _echoes: Echoes
     _exception_handler: Any
     _debug: bool
     _signal_handlers: dict[int, SimHandle]
@@ -154,7 +156,16 @@ class LoopServices(IOMethods):
     def set_exception_handler(self, handler: Any) -> None:
         self._exception_handler = handler
 
+    def note_failure(self, failure: BaseException) -> None:
+        """The run failed with `failure`: the reports of its echoes (the tasks it
+        left failed the same way, collected later) are folded, not logged."""
+        self._echoes.failed(failure)
+
     def default_exception_handler(self, context: dict[str, Any]) -> None:
+        """Log the report once: echoes of the run's failure, and repeats of a report
+        already logged, are folded into a count (`_fold`)."""
+        if not self._echoes.should_log(context):
+            return
         message = context.get("message") or "Unhandled exception in event loop"
         exception = context.get("exception")
         exc_info = (type(exception), exception, exception.__traceback__) if exception else None

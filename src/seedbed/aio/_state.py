@@ -240,6 +240,7 @@ class LoopState:
         self.cost_position = 0
         self.cost_fence = 0
         self.refills = 0  # the first refill, here, is before the run: no collection
+        trace.bind(self)  # every event from here on is placed at this loop's step and time
         self.refill_costs()
         self.place_cost_fence(self.step_limit)
 

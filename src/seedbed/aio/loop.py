@@ -44,6 +44,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 from seedbed._core import Entropy, Trace, VirtualClock, contract
 from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
+from seedbed._core.identity import current_node
 from seedbed._core.trace import MASK, PRIME
 from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
 from seedbed.aio._diagnose import budget_error, deadlock_error
@@ -56,7 +57,8 @@ from seedbed.aio._explore import (
     reorder_task_steps,
     tick_ns,
 )
-from seedbed.aio._handles import SimHandle, SimTask, SimTimerHandle
+from seedbed.aio._fold import Echoes
+from seedbed.aio._handles import SimFuture, SimHandle, SimTask, SimTimerHandle
 from seedbed.aio._host import RunHost
 from seedbed.aio._lanes import LaneRouter
 from seedbed.aio._state import LoopConfig, LoopState
@@ -119,6 +121,7 @@ class SeedbedLoop(TaskWatch):
         self._closed = False
         self._debug = False
         self._exception_handler: Any = None
+        self._echoes = Echoes()  # what its default exception handler logged (see `_fold`)
         self._task_factory: Any = None
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
@@ -127,7 +130,11 @@ class SeedbedLoop(TaskWatch):
         self._host = RunHost(self)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
-        self.create_future = functools.partial(asyncio.Future, loop=self)  # type: ignore[method-assign]
+        # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
+        # set of them. (A subclass costs every await; 3.12+ keep exact futures.)
+        self._future_numbers = count(1)
+        future_type = SimFuture if sys.version_info < (3, 12) else asyncio.Future
+        self.create_future = functools.partial(future_type, loop=self)  # type: ignore[method-assign]
         self._break_step: int | None = None
         self._break_time: int | None = None
         self._real_step_limit = self._st.step_limit
@@ -177,7 +184,9 @@ class SeedbedLoop(TaskWatch):
     def run_context(self) -> RunContext:
         """Seed, step, time and replay command: what every failure carries."""
         st = self._st
-        return RunContext(st.entropy.seed, st.steps, st.clock.now, st.replay, st.trace.hash)
+        return RunContext(
+            st.entropy.seed, st.steps, st.clock.now, st.replay, st.trace.hash, current_node()
+        )
 
     # -- running ------------------------------------------------------------
 
@@ -440,12 +449,14 @@ class SeedbedLoop(TaskWatch):
                 if now <= clock.now:
                     broken("the loop wakes only for a timer in the future", at=clock.now, to=now)
                 clock.now = now
-                st.last_sleep_step = st.steps
+                steps = st.last_sleep_step = st.steps
                 if trace.quiet:  # Trace.time, inlined
-                    trace.word = ((trace.word ^ now) * PRIME) & MASK
+                    trace.word = ((trace.word ^ now ^ steps << 24) * PRIME) & MASK
+                    trace.now = now
+                    trace.step = steps
                     trace.count += 1
                 else:
-                    trace.time(now)
+                    trace.time(now, steps)
             elif not self._sleep_until_next_timer():
                 raise self._idle_forever()
 
@@ -613,7 +624,7 @@ class SeedbedLoop(TaskWatch):
             when += st.sched.below(int(jitter * _NS) + 1, "loop stall before waking for a timer")
         st.clock.advance_to(when)
         st.last_sleep_step = st.steps
-        st.trace.time(st.clock.now)
+        st.trace.time(st.clock.now, st.steps)
         return True
 
     def _resume_one_parked(self) -> None:
@@ -680,6 +691,7 @@ class SeedbedLoop(TaskWatch):
                 st.set_step_limit(min(st.step_limit, st.steps + _UNWIND_STEPS))
             else:
                 st.halt = True
+            self._echoes.failed(failure)
         require(st.halt or self._unwind_limit is not None, "a failed run halts", failure=failure)
 
     # -- callbacks and timers -----------------------------------------------

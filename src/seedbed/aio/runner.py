@@ -24,11 +24,11 @@ from seedbed._core.naming import replay_command
 from seedbed._core.trace import Event
 from seedbed._core.tracefile import RecordedTrace, TraceWriter, write_trace
 from seedbed._core.validate import check_seed as check_seed  # re-exported: callers import it here
-from seedbed._core.version import VERSION
-from seedbed.aio._digest import result_digest, short_repr
+from seedbed._core.version import TRACE_FORMAT, VERSION
+from seedbed.aio._digest import result_digest, seal_run, short_repr
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
-from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
+from seedbed.errors import Nondeterminism, RunContext, UsageError, attach_context
 
 Main = Callable[[], Any]
 _TEARDOWN_STEPS = 100_000  # how long cancelled leftovers get to finish
@@ -96,13 +96,7 @@ def abandon_pending(loop: SeedbedLoop) -> None:
 
 def _annotate(exc: BaseException, loop: SeedbedLoop) -> None:
     """Make sure the error leaving a run carries its seed and replay command."""
-    if isinstance(exc, SimulationFailure):
-        if exc.context is None:
-            exc.context = loop.run_context()
-        return
-    notes = getattr(exc, "__notes__", [])
-    if not any(note.startswith("  seed=") for note in notes):
-        exc.add_note(loop.run_context().describe())
+    attach_context(exc, loop.run_context())
 
 
 @dataclass(frozen=True)
@@ -144,16 +138,18 @@ def execute(
         raise
     except BaseException as exc:
         failure = exc
+        loop.note_failure(exc)
         _annotate(exc, loop)
         if task.done() and not task.cancelled():
             task.exception()  # raised to the caller: retrieved, so not logged at GC time
     finally:
         abandon_pending(loop)
         loop.close()
+        st = loop._st
+        digest = None if failure is not None else result_digest(value)
+        seal_run(trace, st.steps, st.clock.now, value, failure, digest)
         if trace_path is not None:
             write_run_trace(trace_path, loop, config, failure, value=value)
-    st = loop._st
-    digest = None if failure is not None else result_digest(value)
     result = RunResult(value, seed, trace.hash, st.steps, st.clock.now / 1e9, digest)
     return RunOutcome(result, failure)
 
@@ -203,6 +199,7 @@ def write_run_trace(
 def trace_header(seed: int, config: LoopConfig) -> dict[str, Any]:
     return {
         "seedbed": VERSION,
+        "format": TRACE_FORMAT,
         "python": platform.python_version(),
         "seed": seed,
         "options": config.as_dict(),
@@ -254,12 +251,27 @@ def replay(main: Main, *, trace: str | Path) -> RunResult:
     try:
         return _replay(main, recorded)
     except Nondeterminism as exc:
+        raise_defect_after(recorded, exc)
         if note_python_version(exc, recorded.header.get("python")):
             # The standard library differs, not seedbed: its frames say nothing.
             raise exc.with_traceback(None) from None
         raise
     finally:
         recorded.close()
+
+
+_WIND_DOWN = 2  # events a stopped run still records: its position marker and its unseed
+
+
+def raise_defect_after(recorded: RecordedTrace, divergence: Nondeterminism) -> None:
+    """A divergence within a stop's wind-down of a cut or interrupted recording's
+    end is that defect (the recording run was stopped there). Reads at most
+    `_WIND_DOWN` events on: a divergence never reads the rest of the file."""
+    for _ in range(_WIND_DOWN):
+        if recorded.next_event() is None:
+            break
+    if recorded.defect is not None:
+        raise recorded.defect from divergence
 
 
 def _replay(main: Main, recorded: RecordedTrace) -> RunResult:
@@ -306,6 +318,20 @@ def _compare(recorded: RecordedTrace, checking: Trace, outcome: RunOutcome) -> N
     if recorded_failure is not None:
         raise _diverged(checking, recorded_failure, None)
     check_result(recorded.end, outcome.result.value)
+    check_ending(recorded.end, outcome.result.steps, round(outcome.result.virtual_time * 1e9))
+
+
+def check_ending(end: dict[str, Any], steps: int, now_ns: int) -> None:
+    """The same events must also have ended at the same step and virtual time
+    (the hash seals both: callbacks after the last event still count)."""
+    recorded = (end.get("steps"), end.get("virtual_time_ns"))
+    if None in recorded or recorded == (steps, now_ns):
+        return
+    raise Nondeterminism(
+        "the replay ended at another step or time than the recording, after the same "
+        f"events\n  recorded: step {recorded[0]}, t={recorded[1]}ns\n"
+        f"  actual:   step {steps}, t={now_ns}ns"
+    )
 
 
 def note_python_version(exc: Nondeterminism, recorded: object) -> bool:

@@ -18,11 +18,10 @@ from __future__ import annotations
 import os
 import sys
 
-import click
-
 from seedbed._core.hashseed import fixed_env, hash_seed_is_fixed
 from seedbed.cli._check import check_history
 from seedbed.cli._group import SEED, cli
+from seedbed.cli._guard import echo
 from seedbed.cli._lint import lint
 from seedbed.cli._report import report
 from seedbed.cli._run import replay, run
@@ -46,6 +45,6 @@ def main() -> None:
         argv = [sys.executable, "-m", "seedbed", *sys.argv[1:]]
         os.execve(sys.executable, argv, env)
     if sys.flags.optimize:
-        click.echo("error: seedbed needs assertions on; run without python -O", err=True)
+        echo("error: seedbed needs assertions on; run without python -O", err=True)
         sys.exit(2)
     cli(prog_name="seedbed")

@@ -22,6 +22,7 @@ from seedbed.check._models import MODELS, ModelError
 from seedbed.check._parsers import read_history
 from seedbed.check._txn_history import TXN_MODELS
 from seedbed.check._txn_verdict import CONSISTENCY_MODELS, TxnOutcome
+from seedbed.cli._guard import echo
 from seedbed.cli._txn import check_txn_file, report_txn
 from seedbed.errors import UsageError
 
@@ -60,12 +61,12 @@ def _check_file(path: str, model_name: str, timeout: float | None, explain: bool
 def _report(path: str, verdict: Verdict, as_json: bool, explain: bool) -> None:
     if as_json:
         obj = {"file": path, "verdict": str(verdict.outcome), "seconds": round(verdict.seconds, 6)}
-        click.echo(json.dumps(obj))
+        echo(json.dumps(obj))
     else:
-        click.echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
+        echo(f"{path}: {verdict.outcome} ({verdict.seconds:.3f} s)")
     if explain and verdict.outcome is Outcome.NOT_LINEARIZABLE:
         for line in verdict.explain().splitlines()[1:]:
-            click.echo(f"    {line}")
+            echo(f"    {line}")
 
 
 @click.command("check-history")
@@ -124,13 +125,13 @@ def check_history(
     anomaly's transactions and cycle.
     """
     if consistency and model_name not in TXN_MODELS:
-        click.echo("error: --consistency applies to --model list-append or rw-register", err=True)
+        echo("error: --consistency applies to --model list-append or rw-register", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if max_memory is not None:
         try:
             limit_memory(max_memory)
         except UsageError as exc:
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     outcomes: set[Outcome] = set()
     bad_input = False
@@ -138,7 +139,7 @@ def check_history(
         if model_name in TXN_MODELS:
             txn = check_txn_file(path, model_name, consistency, timeout)  # type: ignore[arg-type]
             if isinstance(txn, str):
-                click.echo(f"error: {txn}", err=True)
+                echo(f"error: {txn}", err=True)
                 bad_input = True
                 continue
             outcomes.add(_TXN_OUTCOMES[txn.outcome])
@@ -146,7 +147,7 @@ def check_history(
             continue
         result = _check_file(path, model_name, timeout, explain)
         if isinstance(result, str):
-            click.echo(f"error: {result}", err=True)
+            echo(f"error: {result}", err=True)
             bad_input = True
             continue
         outcomes.add(result.outcome)

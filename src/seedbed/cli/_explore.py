@@ -14,7 +14,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def explore_flags(command: F) -> F:
-    """Add the four exploration flags to a click command."""
+    """Add the four exploration flags and --faults to a click command."""
     flags = [
         click.option("--explore-tasks/--no-explore-tasks", default=None,
                      help="draw the order of task steps ready together from the seed"
@@ -26,6 +26,9 @@ def explore_flags(command: F) -> F:
                      help="how the loop picks what runs next  [default: random]"),
         click.option("--pct-depth", type=int, default=None, metavar="D",
                      help='with --strategy pct: the bug depth PCT targets  [default: 3]'),
+        click.option("--faults", default=None, metavar="SPEC",
+                     help="a Scenario's faults instead of its own: none, swarm, "
+                          "swarm:only=A,B or swarm:exclude=A,B (fault class names)"),
     ]  # fmt: skip
     for flag in reversed(flags):
         command = flag(command)

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from seedbed._harness.targets import resolve
-from seedbed.cli._guard import safe_repr
+from seedbed.cli._guard import echo, safe_repr
 from seedbed.errors import UsageError
 
 SEED_HELP = "the seed: decimal or 0x-prefixed hex"
@@ -74,7 +74,7 @@ SECONDS = _FiniteFloat()
 
 def usage_error(message: str) -> None:
     """Print `error: message` on stderr and exit 2 (bad input)."""
-    click.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     sys.exit(2)
 
 

@@ -11,7 +11,11 @@ a mistake in the user's program:
   130 for an interrupt, as shells expect;
 - `os_exit_reported`: a program that calls `os._exit` inside `seedbed run`
   leaves at once (nothing runs after it, by design), but first one line on
-  stderr says so, with the seed, instead of a silent exit status.
+  stderr says so, with the seed, instead of a silent exit status;
+- `echo`: every line a command prints, with the control characters a
+  program's text may carry (an escape sequence that retitles or clears the
+  terminal, a right-to-left override) written as escapes (`_core.printable`).
+  Commands print through it, never through `click.echo` (ruff's TID251).
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from typing import Any, NoReturn
 
 import click
 
+from seedbed._core.printable import terminal
+
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+
+
+def echo(message: object = "", *, err: bool = False) -> None:
+    """Print `message` (on stderr with `err`), its control characters escaped."""
+    click.echo(terminal(str(message)), err=err)  # noqa: TID251 (the one place that may)
 
 
 def safe_repr(value: Any, limit: int = 200) -> str:
@@ -46,9 +57,9 @@ def exit_from_user_code(
     where = f"seed={seed}" if seed is not None else "during the sweep"
     again = f"; replay: seedbed run {target} --seed {seed}" if seed is not None else ""
     if isinstance(exc, KeyboardInterrupt):
-        click.echo(f"interrupted: {target} ({where}, KeyboardInterrupt){again}", err=True)
+        echo(f"interrupted: {target} ({where}, KeyboardInterrupt){again}", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    click.echo(
+    echo(
         f"SystemExit: {target} called sys.exit({safe_repr(exc.code, 60)}) inside the run "
         f"({where}): a simulated program returns or raises, it must not exit{again}",
         err=True,
@@ -64,11 +75,12 @@ def os_exit_reported(target: str, seed: int | None) -> Iterator[None]:
     def reported(status: int) -> NoReturn:
         where = f"seed={seed}" if seed is not None else "the run"
         again = f"; replay: seedbed run {target} --seed {seed}" if seed is not None else ""
-        sys.stderr.write(
+        line = (
             f"os._exit: {target} called os._exit({safe_repr(status, 30)}) inside the run "
             f"({where}): the run ended with no result; a simulated program returns or "
-            f"raises{again}\n"
+            f"raises{again}"
         )
+        sys.stderr.write(terminal(line) + "\n")
         sys.stderr.flush()
         real(status)
 

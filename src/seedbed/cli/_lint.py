@@ -14,6 +14,7 @@ import sys
 import click
 
 from seedbed._lint._run import LintError, lint_source, python_files, read_source
+from seedbed.cli._guard import echo
 
 
 @click.command("lint")
@@ -30,7 +31,7 @@ def lint(paths: tuple[str, ...], as_json: bool) -> None:
         files = python_files(paths)
         findings = [f for path in files for f in lint_source(read_source(path), str(path))]
     except LintError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(2)
     if as_json:
         record = {
@@ -38,11 +39,11 @@ def lint(paths: tuple[str, ...], as_json: bool) -> None:
             "count": len(findings),
             "findings": [f.to_dict() for f in findings],
         }
-        click.echo(json.dumps(record, sort_keys=True))
+        echo(json.dumps(record, sort_keys=True))
     else:
         for finding in findings:
-            click.echo(str(finding))
+            echo(str(finding))
         where = f"{len(files)} file{'s' if len(files) != 1 else ''}"
         verdict = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
-        click.echo(f"{verdict} in {where}" if findings else f"no findings in {where}")
+        echo(f"{verdict} in {where}" if findings else f"no findings in {where}")
     sys.exit(1 if findings else 0)

@@ -17,6 +17,7 @@ import click
 from seedbed._harness.report._aggregate import ResultsError
 from seedbed._harness.report._search import is_search
 from seedbed._harness.report._write import write_report, write_search_report
+from seedbed.cli._guard import echo
 
 
 @click.command("report")
@@ -27,28 +28,41 @@ def report(results: str, html_path: str) -> None:
     """Write a sweep's RESULTS (results.jsonl or its directory), or a search's
     folder (`seedbed explore --out`), as an HTML page."""
     if is_search(Path(results)):
-        try:
-            search = write_search_report(results, html_path)
-        except ResultsError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        failed = sum(1 for line in search.runs if line.get("bucket"))
-        click.echo(f"wrote {html_path}: a search of {len(search.runs):,} runs, {failed:,} failed")
+        _search_report(results, html_path)
         return
     try:
         aggregate = write_report(results, html_path)
     except ResultsError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(2)
-    click.echo(
+    echo(
         f"wrote {html_path}: {aggregate.total:,} seeds, {aggregate.failed:,} failed "
         f"in {len(aggregate.buckets):,} buckets"
     )
     if aggregate.malformed:
         first = aggregate.malformed_shown[0]
-        click.echo(
+        echo(
             f"error: {aggregate.path}: {aggregate.malformed:,} malformed line(s), the first at "
             f"line {first.line} ({first.reason}); the report counts and lists them",
             err=True,
         )
         sys.exit(2)
+
+
+def _search_report(results: str, html_path: str) -> None:
+    """A search's page; exit 2 when a log had lines the page had to skip."""
+    try:
+        search, *sweep = write_search_report(results, html_path)
+    except ResultsError as exc:
+        echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    echo(f"wrote {html_path}: a search of {search.runs:,} runs, {search.failed:,} failed")
+    for log in (search, *sweep):
+        if log.first_bad is not None:
+            line, reason = log.first_bad
+            echo(
+                f"error: {log.path}: {log.bad_lines:,} malformed line(s), the first at line "
+                f"{line} ({reason}); the report counts and skips them",
+                err=True,
+            )
+            sys.exit(2)

@@ -8,6 +8,7 @@ numbers (or `--json`), the failure with its replay command, exit 1.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -22,14 +23,21 @@ from seedbed._harness.explore import explore_options
 from seedbed._harness.shrink import replay_choices
 from seedbed._harness.targets import run_target
 from seedbed.aio import _breakpoint
+from seedbed.aio._fold import folded
 from seedbed.aio.runner import replay as replay_run
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SEED, SEED_HELP, describe_value, resolve_or_exit, usage_error
-from seedbed.cli._guard import exit_from_user_code, os_exit_reported
-from seedbed.errors import Nondeterminism, UsageError
+from seedbed.cli._guard import echo, exit_from_user_code, os_exit_reported
+from seedbed.errors import Nondeterminism, SimulationFailure, UsageError
 from seedbed.scenario import Scenario
 from seedbed.scenario._report import describe_faults
 from seedbed.sweep import summarize
+from seedbed.world._disks import saving
+
+EVENTS = click.option(
+    "--events", type=click.Choice(["story", "all"]), default="story", show_default=True,
+    help="a failure's report: its story and last events without draws, or all of it",
+)  # fmt: skip
 
 
 @click.command()
@@ -40,12 +48,25 @@ from seedbed.sweep import summarize
               help="virtual-time budget in seconds")  # fmt: skip
 @click.option("--strict", is_flag=True, help="a swallowed cancellation fails the run")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
-              help="write the run's events to this JSON Lines file")  # fmt: skip
+              help="write the run's events to this JSON Lines file (a new or regular "
+                   "file: written beside it, then renamed over it)")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--break-at", "break_at", default=None, metavar="STEP|TIME",
               help="open the debugger before this step (or virtual time) runs")  # fmt: skip
 @click.option("--choices", "choices_path", type=click.Path(dir_okay=False), default=None,
               help="replay the choices in this file (from `seedbed shrink`)")  # fmt: skip
+@click.option("--load-disks", "load_disks", type=click.Path(file_okay=False), default=None,
+              help="start the world's nodes on the disks saved in this folder")  # fmt: skip
+@click.option("--save-disks", "save_disks", type=click.Path(file_okay=False), default=None,
+              help="save every node's disk to this folder when the run ends")  # fmt: skip
+@click.option(
+    "--disk-state",
+    type=click.Choice(["synced", "crashed"]),
+    default="synced",
+    show_default=True,
+    help="with --save-disks: what is durable, or what a crash at the end leaves",
+)
+@EVENTS
 @explore_flags
 def run(
     target: str,
@@ -57,6 +78,10 @@ def run(
     as_json: bool,
     break_at: str | None,
     choices_path: str | None,
+    load_disks: str | None,
+    save_disks: str | None,
+    disk_state: str,
+    events: str,
     **explore: Any,
 ) -> None:
     """Run TARGET under one seed: an async main, a Scenario, or a function f(seed)
@@ -74,16 +99,18 @@ def run(
         stack.enter_context(labelled(target=canonical_target(target)))
         stack.enter_context(os_exit_reported(target, seed))
         _breakpoint.request(_breakpoint.parse(break_at) if break_at is not None else None)
+        if save_disks is not None:
+            stack.enter_context(saving(save_disks, disk_state))
         options = {"max_steps": max_steps, "max_time": max_time, "strict": strict,
-                   **explore_options(**explore)}  # fmt: skip
+                   "disks": load_disks, **explore_options(**explore)}  # fmt: skip
         if choices_path is not None:
             outcome = replay_choices(
-                lambda s, **o: run_target(obj, s, trace=trace_path, **o),
+                lambda s, **o: run_target(obj, s, trace=trace_path, target=target, **o),
                 choices_path, target, seed, options,
             )  # fmt: skip
         else:
             assert seed is not None
-            outcome = run_target(obj, seed, trace=trace_path, **options)
+            outcome = run_target(obj, seed, trace=trace_path, target=target, **options)
     except (UsageError, OSError) as exc:
         usage_error(str(exc))
         return
@@ -92,7 +119,7 @@ def run(
     finally:
         stack.close()
         _breakpoint.request(None)
-    _print_outcome(outcome, as_json)
+    _print_outcome(outcome, as_json, events)
 
 
 def canonical_target(target: str) -> str:
@@ -113,7 +140,7 @@ def _recorded_for(trace_path: str, target: str) -> None:
         recorded.close()
 
 
-def _print_outcome(outcome: Any, as_json: bool) -> None:
+def _print_outcome(outcome: Any, as_json: bool, events: str = "story") -> None:
     error = outcome.error
     if as_json:
         record = {
@@ -124,11 +151,12 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
             "value": None if error else describe_value(outcome.value),
             "failure": summarize(error) if error else None,
             "result_digest": outcome.result_digest,
+            "report": outcome.report.as_dict() if outcome.report is not None else None,
         }
         if outcome.kind != "program":
             record.update(kind=outcome.kind, profile=outcome.profile, faults=outcome.faults,
                           assertions=outcome.assertions, location=outcome.location)  # fmt: skip
-        click.echo(json.dumps(record, sort_keys=True))
+        echo(json.dumps(record, sort_keys=True))
     else:
         numbers = (
             f"seed={outcome.seed} trace_hash={outcome.trace_hash} steps={outcome.steps} "
@@ -136,21 +164,52 @@ def _print_outcome(outcome: Any, as_json: bool) -> None:
             else f"seed={outcome.seed} steps={outcome.steps} "
         )
         vt = outcome.virtual_time
-        click.echo(
+        echo(
             numbers
             + (f"virtual_time={vt:.6f}s" if vt is not None else "")
             + ("" if error else f" value={describe_value(outcome.value)}")
         )
-        if outcome.faults:
-            click.echo(f"faults: {describe_faults(outcome.faults)}")
+        if outcome.faults and outcome.report is None:  # a report says it once, below
+            echo(f"faults: {describe_faults(outcome.faults)}")
     if error is not None:
-        click.echo(f"{type(error).__name__}: {error}", err=True)
-        for note in getattr(error, "__notes__", []):
-            click.echo(note, err=True)
+        _print_failure(error, outcome.report, events)
         step = _failing_step(outcome)
         if step is not None and outcome.replay.startswith("seedbed run "):
-            click.echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
+            echo(f"debug it: {outcome.replay} --break-at {step}", err=True)
         sys.exit(1)
+
+
+def _print_failure(error: BaseException, report: Any, events: str) -> None:
+    """The failure, once: its message, then its report (or, without one, its notes)."""
+    if report is None:
+        echo(f"{type(error).__name__}: {error}", err=True)
+        for note in getattr(error, "__notes__", []):
+            echo(note, err=True)
+        return
+    message = error.message if isinstance(error, SimulationFailure) else str(error)
+    echo(f"{type(error).__name__}: {message}", err=True)
+    for note in getattr(error, "__notes__", []):
+        if not note.startswith("  seed="):  # the report says where, better
+            echo(note, err=True)
+    echo(report.describe(events=events), err=True)
+    echoes = _collect_echoes(error)
+    if echoes:
+        plural = "s" if echoes > 1 else ""
+        echo(f"  ({echoes} later report{plural} of tasks the failure left behind "
+                   "folded: the same error, or one already shown)", err=True)  # fmt: skip
+
+
+def _collect_echoes(error: BaseException) -> int:
+    """Let the failed run's leftovers go now (their frames hold the loop and its
+    failed tasks), so their folded reports are counted here, not at exit."""
+    before = folded()
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    gc.collect()
+    return folded() - before
 
 
 def _failing_step(outcome: Any) -> int | None:
@@ -171,7 +230,10 @@ def _failing_step(outcome: Any) -> int | None:
               help="the trace file recorded by `seedbed run --trace`")  # fmt: skip
 @click.option("--seed", type=SEED, default=None, help="re-run this seed (no recording needed)")
 @click.option("--json", "as_json", is_flag=True, help="with --seed: print one JSON object")
-def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool) -> None:
+@EVENTS
+def replay(
+    target: str, trace_path: str | None, seed: int | None, as_json: bool, events: str
+) -> None:
     """Re-run TARGET: against a recorded trace (stop at the first divergence), or
     under a seed (what a failure's replay line says)."""
     if (trace_path is None) == (seed is None):
@@ -179,13 +241,13 @@ def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool)
     obj = resolve_or_exit(target)
     if seed is not None:
         try:
-            outcome = run_target(obj, seed)
+            outcome = run_target(obj, seed, target=target)
         except (UsageError, OSError) as exc:
             usage_error(str(exc))
             return
         except (SystemExit, KeyboardInterrupt) as exc:
             exit_from_user_code(exc, target, seed)
-        _print_outcome(outcome, as_json)
+        _print_outcome(outcome, as_json, events)
         return
     assert trace_path is not None
     try:
@@ -200,12 +262,12 @@ def replay(target: str, trace_path: str | None, seed: int | None, as_json: bool)
     except (SystemExit, KeyboardInterrupt) as exc:
         exit_from_user_code(exc, target)
     except Nondeterminism as exc:
-        click.echo(f"Nondeterminism: {exc}", err=True)
+        echo(f"Nondeterminism: {exc}", err=True)
         sys.exit(1)
     except Exception as exc:  # the recorded failure, reproduced
-        click.echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
+        echo(f"replayed the recorded failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
-    click.echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
+    echo(f"replay matched: seed={result.seed} trace_hash={result.trace_hash}")
 
 
 def _replay_scenario(scenario: Any, trace_path: str) -> Any:

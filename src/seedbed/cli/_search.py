@@ -12,11 +12,15 @@ import click
 
 from seedbed._harness.explore import explore_options
 from seedbed._harness.search import ExploreSpec, explore
-from seedbed._harness.search._store import LOG, SWEEP
+from seedbed._harness.search._log import LOG
+from seedbed._harness.search._recheck import DEFAULT_SHARE
+from seedbed._harness.search._store import SWEEP
 from seedbed._harness.search._summary import summary_lines
 from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._engine import argv
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED, usage_error
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
@@ -56,7 +60,8 @@ def default_out(target: str) -> Path:
     "--out",
     type=click.Path(file_okay=False),
     default=None,
-    help="folder for the log, corpus and failures  [default: .seedbed/explore/TARGET]",
+    help="folder for the log, corpus and failures, written by one search at a time  "
+    "[default: .seedbed/explore/TARGET]",
 )
 @click.option("--resume", is_flag=True, help="continue the search in --out")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -79,12 +84,15 @@ def default_out(target: str) -> Path:
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="step budget per run")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="virtual-time budget per run, seconds")  # fmt: skip
+@click.option("--recheck", type=click.IntRange(min=0), default=DEFAULT_SHARE, show_default=True,
+              metavar="N", help="run 1 run in N (and the first) again in the same process "
+              "after other runs; a difference fails the search (0: off)")  # fmt: skip
 @explore_flags
 def explore_command(target: str, runs: int | None, budget: str | None, seed: int, jobs: int,
                     out: str | None, resume: bool, scheduler: str | None,
                     stop_on_failure: bool, versus_sweep: bool, seed_timeout: float,
                     branches: tuple[str, ...],
-                    max_steps: int | None, max_time: float | None,
+                    max_steps: int | None, max_time: float | None, recheck: int,
                     **flags: Any) -> None:  # fmt: skip
     """Search TARGET's runs for new coverage: keep the runs that reach a new
     feature and branch from them; write every failure as a choice file."""
@@ -94,15 +102,16 @@ def explore_command(target: str, runs: int | None, budget: str | None, seed: int
         options = {key: value for key, value in options.items() if value is not None}
         spec = ExploreSpec(target, Path(out) if out else default_out(target), seed, runs, seconds,
                            jobs, resume, stop_on_failure, options, runner_prefix(),
-                           seed_timeout, scheduler, branches=tuple(branches))  # fmt: skip
+                           seed_timeout, scheduler, branches=tuple(branches),
+                           argv=argv(), recheck=recheck)  # fmt: skip
         search = explore(spec)
         plain = explore(versus(spec, search.state.runs)) if versus_sweep else None
     except (UsageError, OSError) as exc:
         usage_error(str(exc))
         return
     for line in summary_lines(spec, search):
-        click.echo(line)
+        echo(line)
     if plain is not None:
-        click.echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
+        echo(f"plain sweep of {plain.state.runs} runs ({spec.out / SWEEP}): "
                    f"{len(plain.state.seen)} features reached")  # fmt: skip
-    sys.exit(1 if search.state.buckets else 0)
+    sys.exit(1 if search.state.buckets or search.rechecks.differed else 0)

@@ -18,8 +18,10 @@ from seedbed._harness.sweeps._command import runner_prefix
 from seedbed._harness.sweeps._determinism import check_determinism as check
 from seedbed._harness.sweeps._determinism import report_lines
 from seedbed._harness.sweeps._engine import SweepSpec, argv, default_jobs, default_out, run_sweep
+from seedbed._harness.sweeps._recheck import DEFAULT_SHARE
 from seedbed.cli._explore import explore_flags
 from seedbed.cli._group import SECONDS, SEED, usage_error
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 # A sweep lists its seeds to run before it starts one: past ten million, a
@@ -71,11 +73,20 @@ def _seed_range(first: int, seeds: int) -> None:
     metavar="N",
     help="stop once N seeds failed (results kept, summary shown, exit 1)",
 )
+@click.option(
+    "--recheck",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SHARE,
+    show_default=True,
+    metavar="N",
+    help="run 1 seed in N (at least one) a second time in its worker, after other seeds; "
+    "a different hash or result fails the sweep (0: off)",
+)
 @explore_flags
 def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None, resume: bool,
           fresh: bool, seed_timeout: float, max_steps: int | None, max_time: float | None,
           strict: bool, show_traceback: bool, require_sometimes: bool, as_json: bool,
-          scheduler: str | None, fail_fast: bool, max_failures: int | None,
+          scheduler: str | None, fail_fast: bool, max_failures: int | None, recheck: int,
           **explore: Any) -> None:  # fmt: skip
     """Run TARGET under many seeds in parallel; keep every result; bucket the failures."""
     _seed_range(first, seeds)
@@ -88,7 +99,7 @@ def sweep(target: str, seeds: int, first: int, jobs: int | None, out: str | None
         options={"max_steps": max_steps, "max_time": max_time, "strict": strict, **explored},
         resume=resume, fresh=fresh, seed_timeout=seed_timeout, as_json=as_json,
         traceback=show_traceback, require_sometimes=require_sometimes, argv=argv(),
-        scheduler=scheduler, max_failures=1 if fail_fast else max_failures,
+        scheduler=scheduler, max_failures=1 if fail_fast else max_failures, recheck=recheck,
     )  # fmt: skip
     try:
         code = run_sweep(spec)
@@ -127,5 +138,5 @@ def check_determinism(target: str, seeds: int, first: int, jobs: int | None, see
         usage_error(str(exc))
         return
     for line in report_lines(compared, divergences, as_json=as_json):
-        click.echo(line)
+        echo(line)
     sys.exit(1 if divergences else 0)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 
-import click
-
 from seedbed.check._txn_history import TxnModel, read_txn_history
 from seedbed.check._txn_verdict import TxnOutcome, TxnVerdict, check_transactions
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 
@@ -41,12 +40,12 @@ def report_txn(path: str, verdict: TxnVerdict, as_json: bool, explain: bool) -> 
     """Print one file's verdict (and, with ``explain``, why)."""
     if as_json:
         obj = {"file": path, **verdict.to_json()}
-        click.echo(json.dumps(obj))
+        echo(json.dumps(obj))
         return
     names = verdict.anomaly_names()
     found = f" [{', '.join(names)}]" if names else ""
     wanted = ", ".join(verdict.consistency)
-    click.echo(f"{path}: {verdict.outcome} for {wanted}{found} ({verdict.seconds:.3f} s)")
+    echo(f"{path}: {verdict.outcome} for {wanted}{found} ({verdict.seconds:.3f} s)")
     if explain and (verdict.outcome is not TxnOutcome.VALID or names):
         for line in verdict.explain().splitlines()[1:]:
-            click.echo(f"    {line}")
+            echo(f"    {line}")

@@ -20,11 +20,12 @@ import click
 
 from seedbed._harness.explore import explore_options
 from seedbed.cli._explore import explore_flags
+from seedbed.cli._guard import echo
 from seedbed.errors import UsageError
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     sys.exit(2)
 
 
@@ -120,7 +121,7 @@ def view(
     except (UsageError, OSError) as exc:
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return
-    click.echo(
+    echo(
         f"wrote {page}: {len(diagram.times):,} events drawn on {len(diagram.lanes)} lanes, "
         f"{len(diagram.arrows):,} messages, {len(diagram.spans):,} fault spans{outcome_line}"
     )

@@ -4,7 +4,8 @@
   production code keeps (they do nothing outside a simulation);
   `configure(sim, buggify=True, failpoint_probability=p)` turns them on for
   a bare `Simulation` (a `Scenario` sets them from its fault profile).
-- `FaultProfile`: rates of world faults; `draw_swarm` draws one per seed.
+- `FaultProfile`: rates of world faults; `draw_swarm` draws one per seed;
+  `swarm(only=..., exclude=...)` draws one per seed over some classes only.
 - `Nemesis`: injects a profile's faults into a running `Simulation` and
   counts which took effect.
 """
@@ -13,13 +14,16 @@ from seedbed.errors import SimulatedFailure
 from seedbed.faults._hooks import buggify, configure, failpoint
 from seedbed.faults._nemesis import Nemesis
 from seedbed.faults._profile import FaultProfile, draw_swarm
+from seedbed.faults._swarm import Swarm, swarm
 
 __all__ = [
     "FaultProfile",
     "Nemesis",
     "SimulatedFailure",
+    "Swarm",
     "buggify",
     "configure",
     "draw_swarm",
     "failpoint",
+    "swarm",
 ]

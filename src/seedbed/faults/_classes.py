@@ -68,28 +68,33 @@ def _probability(name: str, low: float, high: float, effective: str) -> FaultCla
     return FaultClass(name, name + PROBABILITY_SUFFIX, (low, high), None, effective)
 
 
-_WAITED = "some traffic waited at one of its links when it ended"
-_PER_DRAW = "not counted: drawn per datagram (the network) or per `await failpoint()`"
+# What makes one fault of each class effective: it changed what the program
+# saw, counted when that first happens (`_episodes`), documented per class.
+_TRAFFIC = (
+    "the program's traffic met one of its links closed: a datagram dropped or held, "
+    "a stream's bytes stalled, a connect blocked"
+)
+_CLOCK = "the node read its wall clock after it (a monotonic clock never steps)"
 
 FAULT_CLASSES: tuple[FaultClass, ...] = (
     _rate("crash", 0.02, 0.3, inject.crash, "the host was running"),
     _rate("bounce", 0.02, 0.3, inject.bounce, "the host was running"),
-    _rate("partition", 0.02, 0.5, inject.partition, _WAITED),
-    _rate("clog", 0.02, 0.5, inject.clog, _WAITED),
-    _rate("latency_spike", 0.05, 1.0, inject.latency_spike, _WAITED),
-    _rate("stream_stall", 0.05, 1.0, inject.stream_stall, _WAITED),
-    _rate("clock_jump", 0.02, 0.3, inject.clock_jump, "the node was running"),
-    _rate("disk_fault", 0.02, 0.3, inject.disk_fault, "the disk raised an error meanwhile"),
+    _rate("partition", 0.02, 0.5, inject.partition, _TRAFFIC),
+    _rate("clog", 0.02, 0.5, inject.clog, _TRAFFIC),
+    _rate("latency_spike", 0.05, 1.0, inject.latency_spike, _TRAFFIC),
+    _rate("stream_stall", 0.05, 1.0, inject.stream_stall, _TRAFFIC),
+    _rate("clock_jump", 0.02, 0.3, inject.clock_jump, _CLOCK),
+    _rate("disk_fault", 0.02, 0.3, inject.disk_fault, "the disk failed a read, write or fsync"),
     _rate("client_crash", 0.01, 0.1, inject.client_crash, "the client had not returned yet"),
-    _rate("clock_skew", 0.02, 0.3, inject.clock_skew, "the node was running"),
+    _rate("clock_skew", 0.02, 0.3, inject.clock_skew, _CLOCK),
     _rate("disk_corruption", 0.02, 0.3, inject.disk_corruption, "a read came back damaged"),
     _rate("misdirected_write", 0.02, 0.3, inject.misdirected_write, "a write went astray"),
-    _rate("fsync_failure", 0.02, 0.3, inject.fsync_failure, "an fsync failed meanwhile"),
+    _rate("fsync_failure", 0.02, 0.3, inject.fsync_failure, "an fsync failed"),
     _rate("operation_crash", 0.02, 0.3, inject.operation_crash, "it crashed at the operation"),
-    _rate("pause", 0.02, 0.3, inject.pause, "the node came back from it"),
-    _probability("datagram_loss", 0.001, 0.1, _PER_DRAW),
-    _probability("datagram_duplicate", 0.001, 0.05, _PER_DRAW),
-    _probability("failpoint", 0.001, 0.05, _PER_DRAW),
+    _rate("pause", 0.02, 0.3, inject.pause, "the node stayed up through it"),
+    _probability("datagram_loss", 0.001, 0.1, "always: each datagram lost is one fault"),
+    _probability("datagram_duplicate", 0.001, 0.05, "an endpoint received both copies"),
+    _probability("failpoint", 0.001, 0.05, "always: each `failpoint()` that raised is one"),
 )
 
 

@@ -12,7 +12,10 @@ the fault model are checked in one place, each on both sides:
   a host crash or an isolation begins only while fewer than `max_down`
   nodes are held down (crashed, or cut off; a client's crash is held down
   but not bounded: clients are not the quorum `max_down` protects);
-- per class, `effective` never exceeds `injected`;
+- per class, `effective` never exceeds `injected`, and a fault counts as
+  effective once, when it first changed what the program saw (its
+  `effect` says what it did so far: read when it ends and whenever the
+  counts are read, so one still in force when a run fails counts too);
 - once stopped (the liveness phase), nothing is in progress and nothing
   begins.
 
@@ -23,11 +26,12 @@ under test: the user's code cannot reach the ledger.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from seedbed._core import Stream
 from seedbed._core.contract import broken, require
+from seedbed.faults._record import FaultRecord
 
 if TYPE_CHECKING:
     from seedbed.faults._profile import FaultProfile
@@ -35,33 +39,49 @@ if TYPE_CHECKING:
 
 Link = tuple[str, str]
 # What an injector returns: None (nothing to do: not injected), True or False
-# (injected; effective or not), or LATER (injected; its end will tell).
+# (injected; effective or not), or LATER (injected; effective once its
+# episode's `effect` shows it changed what the program saw).
 LATER = "later"
 Outcome = bool | str | None
 
 
-class Episode:
-    """A fault in progress: its links, the nodes it holds down, and how to end it."""
+Effect = Callable[[], dict[str, int]]
 
-    __slots__ = ("bounded", "crashed", "down", "end", "handle", "kind", "links")
+
+def _nothing() -> dict[str, int]:
+    return {}
+
+
+class Episode:
+    """A fault in progress: its links, the nodes it holds down, how to end it,
+    and what it did so far (`effect`: counts by what; any above 0 makes the
+    fault effective, when the ledger next looks)."""
+
+    __slots__ = ("bounded", "crashed", "down", "effect", "end", "handle", "hit", "kind",
+                 "links", "record")  # fmt: skip
 
     def __init__(
         self,
         kind: str,
-        end: Callable[[], bool],
+        end: Callable[[], object],
         *,
         links: list[Link] | None = None,
         down: list[str] | None = None,
         crashed: str | None = None,
         bounded: bool = True,
+        effect: Effect = _nothing,
+        hit: Callable[[], list[str]] = list,
     ) -> None:
         self.kind = kind
-        self.end = end  # undoes the fault; True if it was effective
+        self.end = end  # undoes the fault
+        self.effect = effect
+        self.hit = hit  # the links (as "a->b") whose traffic it changed so far
         self.links = links or []
         self.down = down or []  # counted against max_down while it lasts
         self.crashed = crashed  # the node it crashed, restarted by `end`
         self.bounded = bounded  # whether `down` must stay within max_down
         self.handle: asyncio.TimerHandle | None = None
+        self.record: FaultRecord | None = None
 
 
 class Ledger:
@@ -77,6 +97,12 @@ class Ledger:
             kind: {"injected": 0, "effective": 0} for kind in kinds
         }
         self.episodes: list[Episode] = []  # in progress, oldest first
+        self.records: list[FaultRecord] = []  # every fault injected, in order
+        # Instant faults whose effect shows later (a clock stepped, then read):
+        # their records and how to tell, until they show it.
+        self.watched: list[tuple[FaultRecord, Effect]] = []
+        self._aim: tuple[str, tuple[str, ...], str] | None = None  # the fault being injected
+        self._fresh: FaultRecord | None = None  # its record, once made
         self._faulted: dict[Link, Episode] = {}  # directed link -> its fault (lookup only)
         self._crashed: dict[str, Episode] = {}  # node -> the crash holding it (lookup only)
         self._down: list[str] = []  # nodes held down, in order (one may be crashed and cut off)
@@ -113,13 +139,67 @@ class Ledger:
 
     # -- counting -------------------------------------------------------------
 
+    def injecting(self) -> None:
+        """A new fault is being injected: forget the last one's aim."""
+        self._aim, self._fresh = None, None
+
+    def aim(self, target: str, nodes: Sequence[str], note: str = "") -> None:
+        """What the fault being injected is aimed at, for its record: "n2",
+        "w3->coord", and the nodes it touches; `note` says how ("+5.8s")."""
+        self._aim = (target, tuple(nodes), note)
+
     def count(self, kind: str, outcome: Outcome) -> None:
         """One fault of `kind` injected (True: effective already)."""
         counts = self.counts[kind]
         counts["injected"] += 1
+        record = self._fresh or self._new_record(kind, lasting=False)
         if outcome is True:
             counts["effective"] += 1
+            record.effective = True
         self._check_counts(kind)
+
+    def _new_record(self, kind: str, *, lasting: bool) -> FaultRecord:
+        target, nodes, note = self._aim or ("", (), "")
+        now = self.sim.loop.time()
+        record = FaultRecord(kind, target, nodes, now, lasting=lasting, note=note)
+        self.records.append(record)
+        self._fresh = record
+        return record
+
+    def watch(self, kind: str, effect: Effect) -> None:
+        """The instant fault of `kind` being injected shows its effect later, when
+        `effect()` first counts something (its outcome is LATER)."""
+        record = self._fresh or self._new_record(kind, lasting=False)
+        self.watched.append((record, effect))
+
+    def settle(self) -> None:
+        """Count the faults in progress (and the instant ones watched) that have
+        changed what the program saw by now (a latent fault when a run fails),
+        and note what each did so far."""
+        for episode in self.episodes:
+            self._look(episode)
+        still = []
+        for record, effect in self.watched:
+            if not self._saw(record, effect()):
+                still.append((record, effect))
+        self.watched = still
+
+    def _look(self, episode: Episode) -> None:
+        record = episode.record
+        require(record is not None, "an episode in progress has its record", kind=episode.kind)
+        assert record is not None
+        record.hit = episode.hit()
+        self._saw(record, episode.effect())
+
+    def _saw(self, record: FaultRecord, did: dict[str, int]) -> bool:
+        """Note what a fault did so far; count it effective the first time it did
+        something. True once it is effective."""
+        record.did = did
+        if not record.effective and any(count > 0 for count in did.values()):
+            record.effective = True
+            self.counts[record.kind]["effective"] += 1
+            self._check_counts(record.kind)
+        return record.effective
 
     def _check_counts(self, kind: str) -> None:
         counts = self.counts[kind]
@@ -146,6 +226,7 @@ class Ledger:
             broken("a host goes down only while fewer than max_down are", down=list(self._down),
                    adding=episode.down, max_down=self.max_down())  # fmt: skip
         self._down.extend(episode.down)
+        episode.record = self._new_record(episode.kind, lasting=True)
         self.episodes.append(episode)
         self._note("fault.begin", episode)
         episode.handle = self.sim.loop.driver.call_later(delay, self.finish, episode)
@@ -160,6 +241,9 @@ class Ledger:
         """End `episode` now: give back its links and nodes, undo it, count its effect."""
         if episode not in self.episodes:
             broken("an episode that began ends once", kind=episode.kind)
+        self._look(episode)  # what it did, before it is undone
+        assert episode.record is not None
+        episode.record.end = self.sim.loop.time()
         self.episodes.remove(episode)
         self._note("fault.end", episode)
         if episode.handle is not None:
@@ -176,9 +260,7 @@ class Ledger:
         for name in episode.down:
             require(name in self._down, "a node comes back only if it was held down", node=name)
             self._down.remove(name)
-        if episode.end():
-            self.counts[episode.kind]["effective"] += 1
-            self._check_counts(episode.kind)
+        episode.end()
 
     def stop_all(self) -> None:
         """No new episodes; end every one in progress, oldest first."""

@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,13 @@ collecting: list[RunHooks] | None = None
 class RunHooks:
     """One run's buggify switch, failpoint odds, buggify sites and assertion catalog."""
 
-    __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability", "sites",
-                 "stream", "times", "trace")  # fmt: skip
+    __slots__ = ("buggify", "catalog", "coverage", "extremes", "failpoint_probability",
+                 "failpoints_raised", "sites", "stream", "times", "trace")  # fmt: skip
 
     def __init__(self, loop: SeedbedLoop) -> None:
         self.buggify = False
         self.failpoint_probability = 0.0
+        self.failpoints_raised = 0  # counted for the fault counts, never hashed
         self.sites: dict[tuple[str, int], bool] = {}  # a lookup, never iterated
         self.stream = loop.entropy.stream("buggify")
         self.trace = loop.trace
@@ -78,6 +80,35 @@ class RunHooks:
             message: {"kind": kind, "evaluated": evaluated, "true": true, "location": location}
             for message, (kind, evaluated, true, location) in self.catalog.items()
         }
+
+
+@contextmanager
+def catalogs() -> Iterator[list[RunHooks]]:
+    """The hook state of every run made inside (as a search collects it, and
+    still collected by an outer collector), to read their assertion catalogs:
+    how a harness learns the claims of a run it did not build (a plain main,
+    an `f(seed)` target)."""
+    global collecting
+    made: list[RunHooks] = []
+    outer = collecting
+    collecting = made
+    try:
+        yield made
+    finally:
+        collecting = outer
+        if outer is not None:
+            outer.extend(made)
+
+
+def merged_assertions(hooks: list[RunHooks]) -> dict[str, dict[str, Any]]:
+    """The runs' catalogs as one: per message, evaluations and truths added."""
+    merged: dict[str, dict[str, Any]] = {}
+    for one in hooks:
+        for message, entry in one.assertions().items():
+            kept = merged.setdefault(message, {**entry, "evaluated": 0, "true": 0})
+            kept["evaluated"] += entry["evaluated"]
+            kept["true"] += entry["true"]
+    return merged
 
 
 def hooks_of(loop: SeedbedLoop) -> RunHooks:
@@ -179,6 +210,7 @@ def failpoint(why: str) -> Any:
     probability = hooks.failpoint_probability
     if probability and hooks.stream.chance(probability, f"failpoint: {why}"):
         hooks.trace.emit("failpoint", why)
+        hooks.failpoints_raised += 1
         return _Raise(SimulatedFailure(why, caller_location()))
     return _READY
 

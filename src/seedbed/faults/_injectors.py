@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 from seedbed._core.contract import broken
 from seedbed.faults._episodes import LATER, Episode, Ledger, Link, Outcome
+from seedbed.faults._record import links_target
+from seedbed.net._links import LinkTraffic
 from seedbed.world._operations import OPERATIONS
 
 STALL_FIRST = 0.2  # seconds: TCP's first retransmission timeout, doubled per loss
@@ -58,19 +60,26 @@ def _crash(ledger: Ledger, names: list[str], kind: str) -> Outcome:
     if not names or (bounded and not ledger.room_to_take_down()):
         return None
     name = ledger.stream.choice(names, f"nemesis: {kind} which node")
+    ledger.aim(name, [name])
     if ledger.is_down(name) or not ledger.running(name):
         return False
+    torn = _torn(ledger, name)
     if not ledger.sim.crash(name):
         broken("a running node crashes when the nemesis crashes it", node=name)
+    did = {"writes torn": _torn(ledger, name) - torn}
 
-    def end() -> bool:
+    def end() -> None:
         ledger.sim.restart(name)
-        return False  # counted when it hit a running node
 
     delay = ledger.stream.exponential(ledger.profile.downtime_mean, f"nemesis: {name} downtime")
-    episode = Episode(kind, end, down=[name], crashed=name, bounded=bounded)
+    episode = Episode(kind, end, down=[name], crashed=name, bounded=bounded, effect=lambda: did)
     ledger.begin(episode, delay)
-    return True
+    return True  # it hit a running node
+
+
+def _torn(ledger: Ledger, name: str) -> int:
+    """Writes a crash of node `name` left torn so far (its disk's count)."""
+    return ledger.sim.disk_faults(name).get("torn_write", 0)
 
 
 def operation_crash(ledger: Ledger) -> Outcome:
@@ -88,20 +97,28 @@ def operation_crash(ledger: Ledger) -> Outcome:
     operation = stream.choice(list(OPERATIONS), f"nemesis: operation crash {name} at what")
     after = stream.chance(0.5, f"nemesis: operation crash {name} after (not before)")
     count = stream.between(1, 5, f"nemesis: operation crash {name} at which {operation}")
+    when = "after" if after else "before"
+    ledger.aim(name, [name], f"{when} its {_ordinal(count)} {operation} from then")
     if ledger.is_down(name) or not ledger.sim.crash_at_operation(
         name, operation, after=after, count=count
     ):
         return False
 
-    def end() -> bool:
-        fired = ledger.sim.disarm_operation(name)
-        if fired:
+    def end() -> None:
+        if ledger.sim.disarm_operation(name):
             ledger.sim.restart(name)
-        return fired
+
+    def effect() -> dict[str, int]:
+        return {"crashed at the operation": int(ledger.sim.operation_fired(name))}
 
     delay = stream.exponential(ledger.profile.fault_duration_mean, f"nemesis: {name} armed time")
-    ledger.begin(Episode("operation_crash", end, down=[name], crashed=name), delay)
+    episode = Episode("operation_crash", end, down=[name], crashed=name, effect=effect)
+    ledger.begin(episode, delay)
     return LATER
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'st' if n == 1 else 'nd' if n == 2 else 'rd' if n == 3 else 'th'}"
 
 
 def pause(ledger: Ledger) -> Outcome:
@@ -120,6 +137,7 @@ def pause(ledger: Ledger) -> Outcome:
     key = (name, "pause")  # one pause per node at a time
     node = ledger.sim.nodes.get(name)
     ref = node.ref
+    ledger.aim(name, [name], f"for {seconds:.3f}s")
     if (
         ledger.is_down(name)
         or not ledger.running(name)
@@ -129,11 +147,13 @@ def pause(ledger: Ledger) -> Outcome:
     ):
         return False
 
-    def end() -> bool:
+    def end() -> None:
         ledger.sim.resume(name)  # at its time, or early (the liveness phase)
-        return node.ref is ref and node.up
 
-    ledger.begin(Episode("pause", end, links=[key], down=[name]), seconds)
+    def effect() -> dict[str, int]:
+        return {"paused while running": int(node.ref is ref and node.up)}
+
+    ledger.begin(Episode("pause", end, links=[key], down=[name], effect=effect), seconds)
     return LATER
 
 
@@ -143,6 +163,7 @@ def bounce(ledger: Ledger) -> Outcome:
     if not hosts:
         return None
     name = ledger.stream.choice(hosts, "nemesis: bounce which node")
+    ledger.aim(name, [name])
     if ledger.is_down(name) or not ledger.running(name):
         return False
     ledger.sim.bounce(name)
@@ -156,10 +177,18 @@ def clock_jump(ledger: Ledger) -> Outcome:
         return None
     name = ledger.stream.choice(names, "nemesis: clock jump which node")
     seconds = ledger.stream.uniform(-JUMP_MAX, JUMP_MAX, f"nemesis: clock jump {name}")
+    ledger.aim(name, [name], f"wall clock {seconds:+.3f}s")
     if not ledger.sim.jump_clock(name, seconds):
         return False
     ledger.sim.loop.trace.emit("nemesis", "clock_jump", name, int(seconds * 1e9))
-    return True
+    return _read_later(ledger, "clock_jump", name)
+
+
+def _read_later(ledger: Ledger, kind: str, name: str) -> Outcome:
+    """A stepped wall clock is effective once its node reads it."""
+    reads = ledger.sim.wall_clock_reads(name)
+    ledger.watch(kind, lambda: {"wall clock reads": ledger.sim.wall_clock_reads(name) - reads})
+    return LATER
 
 
 def clock_skew(ledger: Ledger) -> Outcome:
@@ -172,15 +201,17 @@ def clock_skew(ledger: Ledger) -> Outcome:
     name = stream.choice(names, "nemesis: clock skew which node")
     drift = stream.uniform(-DRIFT_MAX, DRIFT_MAX, f"nemesis: clock drift {name}")
     step = stream.uniform(-SKEW_STEP_MAX, SKEW_STEP_MAX, f"nemesis: clock skew step {name}")
+    ledger.aim(name, [name], f"drift {drift * 1e6:+.0f} ppm, step {step:+.3f}s")
     if not ledger.sim.skew_clock(name, drift, step):
         return False
     ledger.sim.loop.trace.emit("nemesis", "clock_skew", name, int(drift * 1e9), int(step * 1e9))
-    return True
+    return _read_later(ledger, "clock_skew", name)
 
 
 def disk_fault(ledger: Ledger) -> Outcome:
     """For a drawn time a node's disk fails one read, write or fsync in five."""
-    return _degrade(ledger, "disk_fault", {"error_probability": DISK_FAULT_PROBABILITY})
+    odds = dict.fromkeys(("read_error", "write_error", "fsync_error"), DISK_FAULT_PROBABILITY)
+    return _degrade(ledger, "disk_fault", odds)
 
 
 def disk_corruption(ledger: Ledger) -> Outcome:
@@ -204,26 +235,52 @@ def fsync_failure(ledger: Ledger) -> Outcome:
     return _degrade(ledger, "fsync_failure", {"fsync_error": FSYNC_FAILURE_PROBABILITY})
 
 
+# What each disk fault kind did to the program, in words (`FaultRecord.did`).
+_DISK_DID = {
+    "read_error": "reads failed",
+    "write_error": "writes failed",
+    "fsync_error": "fsyncs failed",
+    "corrupt_read": "reads corrupted",
+    "misdirect_write": "writes misdirected",
+}
+
+
 def _degrade(ledger: Ledger, kind: str, odds: dict[str, float], longer: float = 1.0) -> Outcome:
-    """One node's disk degraded for a drawn time; effective if it injected a fault of
-    the raised kinds meanwhile."""
+    """One node's disk degraded for a drawn time (`odds`: disk fault kind ->
+    probability); effective once it injected a fault of those kinds."""
     names = ledger.names()
     if not names:
         return None
     what = kind.replace("_", " ")
     name = ledger.stream.choice(names, f"nemesis: {what} which node")
+    ledger.aim(f"{name}'s disk", [name])
     key = (name, name)  # a disk holds one fault at a time, like a link
-    if not ledger.is_free(key) or not ledger.sim.degrade_disk(name, **odds):
+    settings = _disk_settings(odds)
+    if not ledger.is_free(key) or not ledger.sim.degrade_disk(name, **settings):
         return False
+    before = ledger.sim.disk_faults(name)
 
-    def end() -> bool:
-        return ledger.sim.restore_disk(name) > 0
+    def effect() -> dict[str, int]:
+        now = ledger.sim.disk_faults(name)
+        return {_DISK_DID[k]: now.get(k, 0) - before.get(k, 0) for k in odds}
+
+    def end() -> None:
+        ledger.sim.restore_disk(name)
 
     # disk_fault's label is kept as it was: it is part of existing seeds' meaning
     label = f"nemesis: {name} disk" if kind == "disk_fault" else f"nemesis: {name} {what} time"
     delay = ledger.stream.exponential(ledger.profile.fault_duration_mean * longer, label)
-    ledger.begin(Episode(kind, end, links=[key]), delay)
+    ledger.begin(Episode(kind, end, links=[key], effect=effect), delay)
     return LATER
+
+
+def _disk_settings(odds: dict[str, float]) -> dict[str, float]:
+    """`Simulation.degrade_disk`'s keywords for `odds` (the three errors together
+    are its `error_probability`)."""
+    errors = ("read_error", "write_error", "fsync_error")
+    if all(kind in odds for kind in errors):
+        return {"error_probability": odds["read_error"]}
+    return dict(odds)
 
 
 # -- links --------------------------------------------------------------------
@@ -310,25 +367,52 @@ def _cut(
 ) -> Outcome:
     """Put the free ones of `links` into a fault; end it after `delay` (or a drawn time).
 
-    Effective when some traffic waited at a cut or held link when it was
-    repaired (a stalled stream, a held datagram); dropped datagrams do not count.
+    Effective once it changed what the program saw on one of its links: a
+    datagram dropped or held, a stream's bytes stalled, a connect blocked.
     """
     free = [link for link in links if ledger.is_free(link)]
     if not free:
         return None
+    sim = ledger.sim
+    ledger.aim(*links_target(free, ledger.names()))
     for a, b in free:
         apply(a, b, one_way=True)
+    before = [sim.traffic(a, b) for a, b in free]
 
-    def end() -> bool:
-        waiting = {(link.src, link.dst) for link in ledger.sim.links() if link.waiting}
-        caught = any(link in waiting for link in free)
+    def effect() -> dict[str, int]:
+        now = [sim.traffic(a, b) for a, b in free]
+        return {
+            what: sum(getattr(new, field) - getattr(old, field)
+                      for old, new in zip(before, now, strict=True))
+            for what, field in _LINK_DID
+        }  # fmt: skip
+
+    def hit() -> list[str]:
+        now = [sim.traffic(a, b) for a, b in free]
+        return [f"{a}->{b}" for (a, b), old, new in zip(free, before, now, strict=True)
+                if _caught(old, new)]  # fmt: skip
+
+    def end() -> None:
         for a, b in free:
             undo(a, b, one_way=True)
-        return caught
 
     if delay is None:
         delay = ledger.stream.exponential(
             ledger.profile.fault_duration_mean, f"nemesis: {kind} time"
         )
-    ledger.begin(Episode(kind, end, links=free, down=isolated), delay)
+    episode = Episode(kind, end, links=free, down=isolated, effect=effect, hit=hit)
+    ledger.begin(episode, delay)
     return LATER
+
+
+def _caught(old: LinkTraffic, new: LinkTraffic) -> bool:
+    return any(getattr(new, field) > getattr(old, field) for _, field in _LINK_DID)
+
+
+# What a closed link did to its traffic, in words, and its `LinkTraffic` field.
+_LINK_DID = (
+    ("datagrams dropped", "dropped"),
+    ("datagrams held", "held"),
+    ("streams stalled", "stalled"),
+    ("connects blocked", "blocked"),
+)

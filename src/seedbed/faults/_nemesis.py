@@ -18,23 +18,35 @@ fault-class table (`_classes`):
 
 - crash, bounce, client crash: the node was running (a client: had not yet
   returned);
-- partition, clog, latency spike, stream stall: some traffic was caught at a
-  cut or held link when it was repaired (a stalled stream, a held datagram;
-  datagrams dropped by a partition are not counted);
-- clock jump: the node was running; disk fault: the disk raised a read,
-  write or fsync error while the fault lasted.
+- partition, clog, latency spike, stream stall: the program's traffic met
+  one of its links closed: a datagram dropped or held, a stream's bytes
+  stalled, a connect blocked;
+- clock jump, clock skew: the node read its wall clock after the step (a
+  monotonic clock never jumps: a node that reads only that saw nothing);
+  the disk classes: the disk
+  injected a fault of the class's kinds (a failed read, write or fsync, a
+  corrupted read, a misdirected write); an operation crash: it fired;
+- datagram loss and duplication (drawn by the network, per datagram): a
+  datagram lost; both copies of a duplicate received.
+
+A fault counts as effective when that first happens, whenever it does: a
+fault still in force when the counts are read (a run that failed meanwhile)
+counts if it has changed something by then. Each fault is also kept as a
+record (`records()`: kind, target, start, end, what it did), the timeline a
+failure report tells.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seedbed._core import Stream
 from seedbed._core.contract import broken, require
 from seedbed.faults._classes import WORLD_CLASSES, FaultClass
 from seedbed.faults._episodes import LATER, Ledger
+from seedbed.faults._hooks import hooks_of
 from seedbed.faults._profile import FaultProfile
 
 if TYPE_CHECKING:
@@ -61,8 +73,39 @@ class Nemesis:
 
     @property
     def counts(self) -> dict[str, dict[str, int]]:
-        """Per class that is on: faults `injected` and `effective` so far."""
-        return self._ledger.counts
+        """Per class that is on: faults `injected` and `effective` so far.
+
+        World classes first (table order), then the drawn ones the profile turns
+        on: a datagram lost (injected and effective), a datagram duplicated
+        (effective when an endpoint received both copies), a failpoint that
+        raised. A fault still in force counts as effective if it has changed
+        what the program saw by now."""
+        self._ledger.settle()
+        counts = {kind: dict(count) for kind, count in self._ledger.counts.items()}
+        counts.update(self._drawn_counts())
+        return counts
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every world fault injected so far, in order, as data (`FaultRecord.as_dict`)."""
+        self._ledger.settle()
+        return [record.as_dict() for record in self._ledger.records]
+
+    def _drawn_counts(self) -> dict[str, dict[str, int]]:
+        profile, sim = self.profile, self.sim
+        counts: dict[str, dict[str, int]] = {}
+        traffic = [sim.traffic(link.src, link.dst) for link in sim.links()]
+        if profile.datagram_loss_probability > 0:
+            lost = sum(t.lost for t in traffic)
+            counts["datagram_loss"] = {"injected": lost, "effective": lost}
+        if profile.datagram_duplicate_probability > 0:
+            counts["datagram_duplicate"] = {
+                "injected": sum(t.duplicated for t in traffic),
+                "effective": sum(t.duplicates_seen for t in traffic),
+            }
+        if profile.failpoint_probability > 0:
+            raised = hooks_of(sim.loop).failpoints_raised
+            counts["failpoint"] = {"injected": raised, "effective": raised}
+        return counts
 
     # -- the process ----------------------------------------------------------
 
@@ -99,14 +142,16 @@ class Nemesis:
         require(not ledger.stopped, "the liveness phase injects nothing", kind=fault.name)
         if fault.inject is None:
             broken("the nemesis injects only world classes", kind=fault.name)
-        began = len(ledger.episodes)
+        began, watched = len(ledger.episodes), len(ledger.watched)
+        ledger.injecting()
         outcome = fault.inject(ledger)
         if outcome not in _OUTCOMES:
             broken("an injector returns None, True, False or LATER", kind=fault.name)
         if outcome is LATER and not (
-            len(ledger.episodes) == began + 1 and ledger.episodes[-1].kind == fault.name
+            (len(ledger.episodes) == began + 1 and ledger.episodes[-1].kind == fault.name)
+            or (len(ledger.watched) == watched + 1 and ledger.watched[-1][0].kind == fault.name)
         ):
-            broken("a fault that ends later began one episode", kind=fault.name)
+            broken("a fault whose effect shows later began one episode or watch", kind=fault.name)
         if outcome is None:
             return  # nothing to do (max_down reached, no free link): not injected
         ledger.count(fault.name, outcome)

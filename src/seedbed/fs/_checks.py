@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from seedbed.aio import _escapes
+from seedbed.fs._posix import STREAMS
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _ACCESS_READ = 1  # mmap.ACCESS_READ
@@ -70,7 +71,9 @@ def _bytecode(path: Any) -> bool:
 
 def _on_open(args: tuple[Any, ...]) -> tuple[str, str] | None:
     path, mode, flags = (*args, None, None, None)[:3]
-    if isinstance(path, int) or path is None or _bytecode(path) or _in_node() is None:
+    if isinstance(path, int) or path is None or _bytecode(path) or _text(path) in STREAMS:
+        return None
+    if _in_node() is None:
         return None
     writing = isinstance(flags, int) and flags & _WRITE_FLAGS
     if isinstance(mode, str):

@@ -201,8 +201,8 @@ def _check_text_options(
 def _raw(files: NodeFiles, fd: int, name: Any, kind: str, plus: bool, closefd: bool) -> Any:
     """A raw file on the descriptor: simulated, or a real read-only one (`_io.FileIO`)."""
     raw_mode = ("rb+" if kind == "w" else _RAW_MODES[kind] + "+") if plus else _RAW_MODES[kind]
-    if fd not in files.fds:  # a real file, opened only to read
-        raw = _io.FileIO(fd, "r", closefd=closefd)
+    if fd not in files.fds:  # a real file only read, or the process's own output
+        raw = _io.FileIO(fd, "r+" if plus else "r" if kind == "r" else "w", closefd=closefd)
         raw.name = name
         return raw
     if files.fds[fd].kind == DIR:

@@ -173,7 +173,7 @@ def _sync() -> None:
         posix.sync()
         return
     files.check_alive()
-    files.disk.model.sync_all()
+    files.disk.sync()
 
 
 def _cwd(as_bytes: bool) -> Callable[[], Any]:

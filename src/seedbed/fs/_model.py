@@ -415,6 +415,13 @@ class DiskModel:
             "a crash leaves no name on a lost node",
         )
 
+    def durable_nodes(self) -> list[tuple[str, Node]]:
+        """What a crash that lost every unsynced change would leave: each node
+        reachable by durable names, with its path, parents before children."""
+        tree = self._durable_tree()
+        found = [(path, self._nodes[number]) for number, path in tree.items()]
+        return sorted(found, key=lambda item: (len(split_path(item[0])), item[0]))
+
     def _durable_tree(self) -> dict[int, str]:
         """Every node reachable from the root by durable entries, with its first path."""
         found: dict[int, str] = {0: "/"}

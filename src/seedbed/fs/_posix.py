@@ -40,6 +40,8 @@ FILE, DIR, NULL = "file", "dir", "null"
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
 _SYNC_FLAGS = getattr(os, "O_SYNC", 0) | getattr(os, "O_DSYNC", 0)
 _DEV_NULL = "/dev/null"
+# The process's own output: logs written to them go where print() goes.
+STREAMS = ("/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2")
 
 
 class OpenFile:
@@ -175,6 +177,8 @@ class NodeFiles:
             handle = OpenFile(NULL, here.parts, None, self.disk.crashes)
             handle.readable, handle.writable = True, True
             return self._new_fd(handle)
+        if here.path in STREAMS:
+            return posix.open(here.path, flags)
         if not stat.S_ISREG(here.real.st_mode):
             if writable:
                 raise self._escape(

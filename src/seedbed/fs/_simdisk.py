@@ -95,7 +95,7 @@ class SimDisk:
         # labelled from it, "./data/log", so a program keeping its files in a
         # relative folder draws the same labels, and hashes the same, on every
         # machine and checkout. The Python file API's processes start here too.
-        self.home = posix.getcwd()
+        self.home = _working_directory()
         self._home_prefix = "" if self.home == "/" else self.home + "/"
         self._tearer = Tearer(
             stream, self.config, self.name, self._permit, self.fault_counts, self.shown
@@ -219,6 +219,11 @@ class SimDisk:
         parts = split_path(path)
         await self._io("fsync_dir", join(parts))
         self._model.fsync_dir(parts)
+
+    def sync(self) -> None:
+        """Everything written is durable, names and data (`sync()`, or the kernel
+        writing its cache back as a process stops while the machine stays up)."""
+        self._model.sync_all()
 
     @property
     def model(self) -> DiskModel:
@@ -440,6 +445,14 @@ class SimDisk:
             return True
         self.fault_counts["vetoed"] += 1
         return False
+
+
+def _working_directory() -> str:
+    """The real working directory ("/" if it was removed under the process)."""
+    try:
+        return posix.getcwd()
+    except OSError:
+        return "/"
 
 
 async def _halt() -> None:

@@ -158,6 +158,7 @@ class Handshake:
             deadline = self.started + fabric.links.timing.connect_timeout
             timeout = TimeoutError(errno.ETIMEDOUT, f"connect to {self.dst}:{self.port} timed out")
             fabric.at(deadline, self._fail, timeout, context=fabric.context)
+        link.blocked += 1  # a connect waiting at a closed link: a fault the program feels
         link.waiting.append(self._released if link.state == HELD else self._repaired)
 
     def _released(self) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from seedbed._core.contract import broken, require
 from seedbed._core.identity import NodeRef
+from seedbed._core.trace import route_word
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import HELD, OPEN
 from seedbed.net._pipe import summary
@@ -101,11 +102,16 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         stream = fabric.stream
         config = fabric.config
         if stream.chance(config.loss_probability, link.loss_reason):
+            link.lost += 1
             fabric.trace.emit("net.lost", self.node, dst, port, len(payload))
             return
         copies = 2 if stream.chance(config.duplicate_probability, link.duplicate_reason) else 1
+        if copies == 2:
+            link.duplicated += 1
         fabric.trace.emit("net.sent", self.node, dst, port, len(payload), copies)
-        in_flight = [copies]  # each copy's final arrival takes one
+        # Each copy's final arrival takes one of in_flight[0]; in_flight[1]
+        # counts the copies an endpoint received (both: a duplicate seen).
+        in_flight = [copies, 0]
         if fabric.trace.notes is not None:
             self._send_noted(fabric.trace.notes, link, payload, dst, port, in_flight)
             return
@@ -156,16 +162,22 @@ class DatagramEndpoint(asyncio.DatagramTransport):
 
     # -- arrivals and crashes ------------------------------------------------
 
-    def receive(self, payload: bytes, source: Address) -> None:
+    def receive(self, payload: bytes, source: Address, sender: str) -> bool:
+        """Hand a datagram from node `sender` (at `source`) to the protocol; False if
+        the endpoint would not take it."""
         if self.closing or (self.remote is not None and source != self.remote):
-            return
+            return False
         observer = self.ref.observer  # a fault waits for a receive (`world._operations`)
         if observer is not None and observer("receive", "before"):
-            return
-        self.fabric.trace.emit("net.datagram", self.node, self.port, len(payload))
+            return False
+        trace = self.fabric.trace
+        trace.emit("net.datagram", self.node, self.port, len(payload))
+        # A digest of the bytes, never a copy.
+        trace.deliver(route_word(sender, self.node), sender, self.node, payload)
         self.context.run(self._deliver, payload, source)
         if observer is not None:
             observer("receive", "after")
+        return True
 
     def _deliver(self, payload: bytes, source: Address) -> None:
         sender: Any = ("::ffff:" + source[0], source[1], 0, 0) if self.mapped else source
@@ -207,12 +219,14 @@ def _arrive(
 ) -> None:
     """A datagram reaches `dst`'s side of the link (runs in no node's context)."""
     if link.state == HELD:  # it waits, still in flight
+        link.held += 1
         link.waiting.append(lambda: _redeliver(fabric, link, source, dst, port, payload, in_flight))
         return
     in_flight[0] -= 1
     if in_flight[0] < 0:
         broken("a datagram arrives at most as often as it was sent", link=link.loss_reason)
     if link.state != OPEN:
+        link.dropped += 1
         fabric.trace.emit("net.dropped", link.src, dst, port, len(payload))
         return
     endpoint = fabric.datagram_ports.get(dst, port)
@@ -221,7 +235,10 @@ def _arrive(
             dst, port,
         ):  # fmt: skip
             broken("a datagram port is owned by a live, open endpoint bound there", end=endpoint)
-        endpoint.receive(payload, source)
+        if endpoint.receive(payload, source, link.src):
+            in_flight[1] += 1
+            if in_flight[1] == 2:
+                link.duplicates_seen += 1
 
 
 def _redeliver(

@@ -58,17 +58,44 @@ class LinkState(NamedTuple):
     waiting: int  # traffic queued at the link: stalled stream pipes, held datagrams
 
 
+class LinkTraffic(NamedTuple):
+    """What faults did to one link's traffic so far (`Simulation.traffic`).
+
+    Counted where it happens, outside the hash (counting changes no run):
+    `dropped` datagrams a partition dropped, `held` datagrams a hold
+    queued, `stalled` times a stream's waiting bytes stalled at the closed
+    link, `blocked` connects whose SYN waited at it, `lost` datagrams the
+    network's loss odds lost, `duplicated` datagrams sent twice and
+    `duplicates_seen` of those an endpoint received both copies of.
+    """
+
+    dropped: int = 0
+    held: int = 0
+    stalled: int = 0
+    blocked: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    duplicates_seen: int = 0
+
+
 class Link:
     """One direction between two nodes, with its waiting traffic."""
 
     __slots__ = (
+        "blocked",
         "delays",
+        "dropped",
         "dst",
         "duplicate_reason",
+        "duplicated",
+        "duplicates_seen",
+        "held",
         "latency_reason",
         "loss_reason",
+        "lost",
         "scale",
         "src",
+        "stalled",
         "state",
         "timing",
         "waiting",
@@ -88,6 +115,13 @@ class Link:
         self.duplicate_reason = f"duplicate {src}->{dst}"
         self.delays: list[int] = []  # drawn latencies not yet used, last first
         self.scale = 1.0  # the "tail" model's per-link factor of the spread
+        # What faults did to this link's traffic (see `LinkTraffic`): never hashed.
+        self.dropped = self.held = self.stalled = self.blocked = 0
+        self.lost = self.duplicated = self.duplicates_seen = 0
+
+    def traffic(self) -> LinkTraffic:
+        return LinkTraffic(self.dropped, self.held, self.stalled, self.blocked, self.lost,
+                           self.duplicated, self.duplicates_seen)  # fmt: skip
 
 
 class Links:
@@ -247,6 +281,12 @@ class Links:
             for link in found
             if link is not None
         ]
+
+    def traffic(self, src: str, dst: str) -> LinkTraffic:
+        """What faults did to src -> dst's traffic so far; creates no link (a new
+        link may draw its latency scale) and draws nothing."""
+        link = self._links.get((src, dst))
+        return link.traffic() if link is not None else LinkTraffic()
 
     def _among(self, among: list[str] | None, verb: str) -> list[str]:
         """The nodes a pattern spans, in the directory's order."""

@@ -40,7 +40,7 @@ from seedbed.net._config import NetworkConfig
 from seedbed.net._connect import Handshake, connect_outside
 from seedbed.net._datagram import DatagramEndpoint
 from seedbed.net._fabric import Fabric
-from seedbed.net._links import DROPPED, HELD, OPEN, LinkState
+from seedbed.net._links import DROPPED, HELD, OPEN, LinkState, LinkTraffic
 from seedbed.net._server import SimServer, make_tls_wrap
 from seedbed.net._stream import StreamEndpoint
 
@@ -131,6 +131,10 @@ class SimNetwork:
     def links(self) -> list[LinkState]:
         """Every link made so far, in node order, with its state and waiting traffic."""
         return self._fabric.links.listing()
+
+    def traffic(self, src: str, dst: str) -> LinkTraffic:
+        """What faults did to src -> dst's traffic so far (counts; see `LinkTraffic`)."""
+        return self._fabric.links.traffic(src, dst)
 
     def node_crashed(self, name: str) -> None:
         """Reset its connections, remove its listeners and endpoints, drop its traffic."""

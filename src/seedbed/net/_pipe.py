@@ -34,6 +34,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from seedbed._core.contract import broken, require
+from seedbed._core.trace import route_word
 from seedbed.net._fabric import Fabric
 from seedbed.net._links import DROPPED, OPEN, Link
 
@@ -59,6 +60,7 @@ class Pipe:
         "marks",
         "receiver",
         "reset_timer",
+        "route",
         "sender",
         "sent",
         "stalled",
@@ -71,6 +73,7 @@ class Pipe:
         self.fabric = fabric
         self.clock = fabric.clock  # the world's clock, one hop nearer for every write
         self.link = link
+        self.route = route_word(link.src, link.dst)  # what each delivery folds (see trace)
         self.sender: StreamEndpoint | None = None
         self.receiver: StreamEndpoint | None = None
         self.data = bytearray()  # bytes sent and not yet delivered
@@ -268,6 +271,9 @@ class Pipe:
             marks.popleft()
         if not marks:
             self.hot_at = -1  # the tail arrived: a later write starts a new segment
+        # A digest of the bytes, never a copy; after the books balance, since a
+        # replay that diverges here raises out of this callback.
+        fabric.trace.deliver(self.route, self.link.src, self.link.dst, chunk)
         sender = self.sender
         if sender is not None and sender.write_paused:
             sender.window_opened()
@@ -297,6 +303,7 @@ class Pipe:
         link = self.link
         require(link.state != OPEN and self.timer is None, "traffic waits only at a closed link")
         self.stalled = True
+        link.stalled += 1  # bytes waiting at a closed link: a fault the program feels
         link.waiting.append(self._resume)
         if link.state == DROPPED and self.reset_timer is None:
             fabric = self.fabric

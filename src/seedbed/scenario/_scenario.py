@@ -13,6 +13,11 @@ One run of a scenario under a seed:
    restarted), then every predicate must hold within `liveness_timeout`
    virtual seconds, else `LivenessFailure` naming those still false.
 
+With `upgrades={"node": new_main, ...}` (or a function of the world that
+returns such a dict) the fault phase also runs a rolling upgrade of those
+nodes, new code on their old disks, and the liveness phase (or the end of
+the fault phase, without one) finishes it (`seedbed.faults._upgrades`).
+
 Invariants are checked continuously (see `_oracles`). A run is bounded by a
 budget: virtual time (the phases plus a margin) and steps (`max_steps`), so a
 livelocked world ends in `BudgetExceeded`, never a hang.
@@ -47,15 +52,24 @@ from seedbed.errors import (
 )
 from seedbed.faults._hooks import assertions_of, hooks_of
 from seedbed.faults._nemesis import Nemesis
-from seedbed.faults._profile import FaultProfile, draw_swarm
+from seedbed.faults._profile import FaultProfile
+from seedbed.faults._swarm import Swarm, parse_faults
+from seedbed.faults._upgrades import RollingUpgrade
 from seedbed.net import NetworkConfig
 from seedbed.scenario._oracles import Oracles, location_of, name_of
-from seedbed.scenario._report import LAST_EVENTS, FailureReport, describe_events, user_location
+from seedbed.scenario._report import ALL_EVENTS, FailureReport, user_location
+from seedbed.scenario._story import (
+    EventTap,
+    describe_tail,
+    hushed,
+    record_entries,
+    subjects_of,
+)
 from seedbed.world import Simulation
 from seedbed.world._params import Params
 
 DEFAULT_MAX_STEPS = 20_000_000  # ~a minute of wall time for a busy world
-_WORLD_OPTIONS = frozenset({"clock", "network", "disk", "interleave"}) | frozenset(
+_WORLD_OPTIONS = frozenset({"clock", "network", "disk", "disks", "interleave"}) | frozenset(
     LoopConfig().as_dict()
 )
 
@@ -83,13 +97,14 @@ class Scenario:
         self,
         name: str,
         setup: Callable[[Simulation], Any],
-        faults: FaultProfile | str | None = None,
+        faults: FaultProfile | Swarm | str | None = None,
         duration: float = 30.0,
         invariants: Sequence[Callable[[], Any]] = (),
         liveness: Sequence[Callable[[], Any]] = (),
         liveness_timeout: float = 30.0,
         *,
         invariant_interval: int = 1,
+        upgrades: Upgrades | None = None,
         **world_options: Any,
     ) -> None:
         if not isinstance(name, str) or not name:
@@ -98,9 +113,10 @@ class Scenario:
             raise UsageError(
                 f"Scenario.setup must be a function taking the Simulation, got {setup!r}"
             )
-        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile)):
+        if not (faults is None or faults == "swarm" or isinstance(faults, FaultProfile | Swarm)):
             raise UsageError(
-                f'Scenario.faults must be None, a FaultProfile or "swarm", got {faults!r}'
+                f'Scenario.faults must be None, a FaultProfile, "swarm" or seedbed.swarm(...), '
+                f"got {faults!r}"
             )
         check_seconds("Scenario", "duration", duration, allow_zero=False)
         check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
@@ -125,6 +141,7 @@ class Scenario:
         self.liveness_timeout = float(liveness_timeout)
         self.invariant_interval = invariant_interval
         self.world_options = world_options
+        self.upgrades = _check_upgrades(upgrades)
         self._module = sys._getframe(1).f_globals.get("__name__")  # to name it in replays
         self.target: str | None = None  # set by whoever resolved it by name (the CLI)
 
@@ -182,23 +199,26 @@ class Scenario:
             return None, run.failure(exc, last_events)
 
     def replay_events(
-        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = LAST_EVENTS
+        self, seed: int, overrides: dict[str, Any] | None = None, keep: int = ALL_EVENTS
     ) -> list[str]:
-        """The last `keep` trace events of this seed's run, re-run to collect them.
+        """The last `keep` trace events of this seed's run, re-run to collect them."""
+        return describe_tail(self.replay_tap(seed, overrides).tail, keep, draws=True)
 
-        A run keeps no events (that would slow every passing seed), so a failure
-        runs its seed once more, keeping only the last `keep`.
-        """
-        # Time jumps are most of a trace and describe_events folds them into
-        # stamps, so keep enough raw events to show `keep` others.
-        run = _Run(self, seed, None, "", overrides or {}, keep_events=keep * 8)
-        try:
-            run.go()
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:
-            pass
-        return describe_events(run.events(), keep)
+    def replay_tap(self, seed: int, overrides: dict[str, Any] | None = None) -> EventTap:
+        """This seed's run once more, its events tapped: the tail and the world
+        events a report tells. A run keeps no events (that would slow every
+        passing seed), so a failure runs its seed a second time to tell its story."""
+        run = _Run(self, seed, None, "", overrides or {})
+        tap = EventTap(nemesis=run.pressure is not None)
+        run.tap(tap)
+        with hushed():
+            try:
+                run.go()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:
+                pass
+        return tap
 
 
 # Swarm's clock resolutions: the default's 1 ms, Linux's coarse monotonic
@@ -273,37 +293,42 @@ class _Run:
         trace: str | Path | None,
         replay: str,
         overrides: dict[str, Any],
-        keep_events: int = 0,
+        tap: EventTap | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
         self.overrides = overrides
         self.running = False  # set once the world's phases start
+        self.pressure = _pressure(scenario.faults, overrides.get("faults"))
+        self.swarm = self.pressure if isinstance(self.pressure, Swarm) else None
         self.profile = self._profile(seed)
         self.sim = self._make_world(seed, trace)
         self.sim.loop.driver.replay = replay
         self.replay = replay
         self.nemesis: Nemesis | None = None
-        if keep_events:
-            from collections import deque
-
-            trace_object = self.sim.loop.trace
-            trace_object.events = deque(maxlen=keep_events)  # type: ignore[assignment]
-            trace_object.quiet = False
+        self.upgrades: RollingUpgrade | None = None
+        if tap is not None:
+            self.tap(tap)
         self.oracles = Oracles(
             self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
         )
 
+    def tap(self, tap: EventTap) -> None:
+        """Keep the run's events in `tap` (a report's second run)."""
+        trace_object = self.sim.loop.trace
+        trace_object.events = tap  # type: ignore[assignment]
+        trace_object.quiet = False
+
     def _profile(self, seed: int) -> FaultProfile | None:
-        faults = self.scenario.faults
-        if faults == "swarm":  # its own streams, independent of the run's draws
-            return draw_swarm(Entropy(seed, Trace()))
-        return faults if isinstance(faults, FaultProfile) else None
+        if self.swarm is not None:  # its own streams, independent of the run's draws
+            return self.swarm.draw(Entropy(seed, Trace()))
+        return self.pressure if isinstance(self.pressure, FaultProfile) else None
 
     def _make_world(self, seed: int, trace: str | Path | None) -> Simulation:
         options = {**self.scenario.world_options, **self.overrides}
+        options.pop("faults", None)  # the run's pressure (`--faults`), not a world option
         swarm_loop: dict[str, Any] = {}
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             swarm_loop = _swarm_loop(seed, options)
             if options.get("network") is None:  # the user's network is kept as given
                 swarm_loop["network"] = _swarm_network(seed)
@@ -333,7 +358,7 @@ class _Run:
         # The profile as hashed since `traced` was added ("null": no profile).
         traced = json.dumps(profile.traced(), sort_keys=True) if profile is not None else "null"
         sim.loop.trace.emit("scenario", self.scenario.name, traced)
-        if self.scenario.faults == "swarm":
+        if self.swarm is not None:
             sim.params = Params(sim.loop.entropy.stream("swarm params"))
         if profile is not None:
             hooks_of(sim.loop).configure(
@@ -349,6 +374,7 @@ class _Run:
             sim.loop.driver.after_node_step = self.oracles
         if self.profile is not None:
             self.nemesis = Nemesis(sim, self.profile, sim.loop.entropy.stream("nemesis"))
+        self.upgrades = self._rolling_upgrade()
         result = sim.run_driven(self._phases)
         return ScenarioResult(
             seed=self.seed,
@@ -363,6 +389,21 @@ class _Run:
             params=dict(sim.params.drawn),
         )
 
+    def _rolling_upgrade(self) -> RollingUpgrade | None:
+        upgrades = self.scenario.upgrades
+        if upgrades is None:
+            return None
+        mains = upgrades(self.sim) if not isinstance(upgrades, dict) else upgrades
+        _check_upgrade_mains(mains)
+        missing = sorted(set(mains) - set(self.sim.nodes.names()))
+        if missing:
+            raise UsageError(
+                f"Scenario.upgrades names node {missing[0]!r}, which setup did not add "
+                f"(nodes: {', '.join(self.sim.nodes.names()) or 'none'})"
+            )
+        stream = self.sim.loop.entropy.stream("upgrades")
+        return RollingUpgrade(self.sim, mains, stream, self.scenario.duration)
+
     async def _phases(self) -> dict[str, Any]:
         self.running = True
         sim, scenario = self.sim, self.scenario
@@ -370,6 +411,8 @@ class _Run:
         self.oracles.check_invariants()  # the world as setup built it
         if self.nemesis is not None:
             self.nemesis.start()
+        if self.upgrades is not None:
+            self.upgrades.start()
         # A shrinker replaying choices may end the fault phase sooner (see `choices.setting`).
         duration = choices.setting("scenario", "fault phase seconds", scenario.duration)
         if clients:
@@ -379,6 +422,8 @@ class _Run:
         choices.phase_ended(sim.loop.time())
         if scenario.liveness:
             await self._liveness_phase()
+        elif self.upgrades is not None:
+            self.upgrades.finish()
         return {node.name: node.result.result() for node in clients if node.result.done()}
 
     async def _liveness_phase(self) -> None:
@@ -386,6 +431,8 @@ class _Run:
         sim.loop.trace.emit("scenario", "liveness phase")
         if self.nemesis is not None:
             self.nemesis.stop()
+        if self.upgrades is not None:
+            self.upgrades.finish()  # the rolling upgrade ends all new, at the latest now
         # In-code faults stop too (FoundationDB's rule): a buggify site that
         # keeps pausing leaders would fail liveness by design, not by a bug.
         hooks_of(sim.loop).configure(buggify=False, failpoint_probability=0.0)
@@ -415,17 +462,32 @@ class _Run:
         return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
-        return dict(self.nemesis.counts) if self.nemesis is not None else {}
+        counts = dict(self.nemesis.counts) if self.nemesis is not None else {}
+        if self.upgrades is not None:
+            counts["upgrade"] = self.upgrades.counts
+        return counts
 
-    def events(self) -> list[Any]:
-        return list(self.sim.loop.trace.events or [])
+    def _records(self) -> list[dict[str, Any]]:
+        records = self.nemesis.records() if self.nemesis is not None else []
+        if self.upgrades is not None:
+            records += [record.as_dict() for record in self.upgrades.records]
+        return sorted(records, key=lambda record: record["start"])
 
     def failure(self, exc: BaseException, last_events: bool = True) -> SimulationFailure:
-        """The run's failure as a `SimulationFailure` with its report."""
+        """The run's failure as a `SimulationFailure` with its report (its story
+        and last events from a second run of the seed, unless `last_events` is
+        off: the faults' records still tell theirs)."""
         error = _as_failure(exc)
         if error.context is None:
-            error.context = self.sim.loop.run_context()
+            error.context = self.sim.run_context()
         context = error.context
+        names = tuple(node.name for node in self.sim.nodes.all())
+        story = record_entries(self._records())
+        tail: list[str] = []
+        if last_events:
+            tap = self.scenario.replay_tap(self.seed, self._budgets())
+            story = sorted([*story, *tap.entries()], key=lambda entry: entry["t"])
+            tail = describe_tail(tap.tail, ALL_EVENTS, draws=True)
         error.report = FailureReport(
             scenario=self.scenario.name,
             seed=self.seed,
@@ -436,13 +498,45 @@ class _Run:
             faults=self._faults(),
             assertions=self._assertions(),
             location=user_location(error),
-            last_events=(
-                self.scenario.replay_events(self.seed, self._budgets()) if last_events else []
-            ),
+            last_events=tail,
             replay=self.replay,
-            names=tuple(node.name for node in self.sim.nodes.all()),
+            names=names,
+            node=context.node,
+            story=story,
+            subjects=subjects_of(error.message, context.node, names),
         )
         return error
+
+
+Upgrades = dict[str, Callable[[], Any]] | Callable[[Simulation], dict[str, Callable[[], Any]]]
+
+
+def _check_upgrades(upgrades: Any) -> Any:
+    """`upgrades=`: None, a dict of node name -> new main, or a function of the world
+    that returns one (for mains made per run)."""
+    if upgrades is None or (callable(upgrades) and not isinstance(upgrades, dict)):
+        return upgrades
+    _check_upgrade_mains(upgrades)
+    return dict(upgrades)
+
+
+def _check_upgrade_mains(upgrades: Any) -> None:
+    if not isinstance(upgrades, dict) or not all(
+        isinstance(name, str) and callable(main) for name, main in upgrades.items()
+    ):
+        raise UsageError(
+            "Scenario.upgrades takes {node name: new main} (or a function of the world "
+            f"returning one), got {upgrades!r:.80}"
+        )
+
+
+def _pressure(faults: Any, spec: str | None) -> FaultProfile | Swarm | None:
+    """The faults a run is under: `--faults` (a spec) if given, else the scenario's."""
+    if spec is not None:
+        return parse_faults(spec)
+    if faults == "swarm":
+        return Swarm()
+    return faults if isinstance(faults, FaultProfile | Swarm) else None
 
 
 def _as_failure(exc: BaseException) -> SimulationFailure:

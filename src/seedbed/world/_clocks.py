@@ -70,4 +70,5 @@ def wall_ns(now_ns: int) -> int:
     ref = current_ref()
     if ref is None:
         return WALL_EPOCH_NS + now_ns
+    ref.wall_reads += 1  # what makes a clock fault effective (counted, never hashed)
     return WALL_EPOCH_NS + ref.wall_offset_ns + int(now_ns * ref.wall_rate)

@@ -120,6 +120,7 @@ class NodeTable:
         ref = NodeRef(node.name, node.incarnation, disk=node.disk)
         if previous is not None:
             ref.wall_offset_ns, ref.wall_rate = previous.wall_offset_ns, previous.wall_rate
+            ref.wall_reads = previous.wall_reads
         node.ref = ref
         node.context = new_node_context(ref)
         return ref

@@ -42,16 +42,25 @@ from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.aio.runner import (
     abandon_pending,
+    check_ending,
     check_result,
     check_seed,
     note_python_version,
+    raise_defect_after,
     trace_header,
     write_run_trace,
 )
-from seedbed.errors import Nondeterminism, RunContext, SimulationFailure, UsageError
+from seedbed.errors import (
+    Nondeterminism,
+    RunContext,
+    UsageError,
+    attach_context,
+)
 from seedbed.fs import DiskConfig, FaultCoordinator, SimDisk
+from seedbed.fs._image import restore
 from seedbed.net import NetworkConfig, SimNetwork
-from seedbed.net._links import LinkState
+from seedbed.net._links import LinkState, LinkTraffic
+from seedbed.world import _disks
 from seedbed.world._clocks import ClockConfig, draw_clock, jump, skew, wall_ns
 from seedbed.world._disk_faults import ERROR_KINDS, DiskFaults
 from seedbed.world._nodes import CLIENT, HOST, Node, NodeTable
@@ -84,6 +93,7 @@ class Simulation:
         interleave: bool = True,
         trace: str | Path | None = None,
         replay: str | Path | None = None,
+        disks: str | Path | None = None,
         **loop_options: Any,
     ) -> None:
         self.seed = check_seed(seed)
@@ -102,6 +112,7 @@ class Simulation:
         self._world = contextvars.Context()  # the world's own code runs in no node
         self._nodes = NodeTable()
         self._failed: asyncio.Future[None] = self._loop.create_future()
+        self._failed_node: str | None = None  # the node whose main raised the run's failure
         self._overtaken: list[asyncio.Future[Any]] = []  # work a failure won the race against
         self._started = False
         self._finished = False
@@ -112,6 +123,11 @@ class Simulation:
         self._network = self._make_network(network)
         self.params = Params()  # world parameters; a swarm scenario draws them per seed
         self.trace_header: dict[str, Any] = {}  # more for the trace file's header (a scenario's)
+        if disks is None:
+            disks = _disks.load_request()
+        self._images = _disks.load(disks) if disks is not None else {}  # saved disks to start on
+        if disks is not None:
+            self.trace_header["disks"] = str(disks)
 
     # -- building the world -------------------------------------------------
 
@@ -140,6 +156,10 @@ class Simulation:
         if callable(main):
             warn_if_prebuilt(name, main, stacklevel=3)
         disk, result = self._make_disk(name), self._loop.create_future()
+        image = self._images.get(name)
+        if image is not None:  # the node's machine powers on with its saved disk
+            restore(disk, image)
+            self._driver.emit("disk image", name, image.digest())
         node = Node(name, kind, main, disk, result, modules)
         self._nodes.add(node)
         self._network.address_of(name)  # its name resolves from now on
@@ -185,6 +205,30 @@ class Simulation:
         self._start(node)
         return True
 
+    def stop(self, name: str) -> bool:
+        """Stop a node's process while its machine stays up (a deploy's stop, a kill):
+        what it wrote reaches the disk (the kernel writes its page cache back, and
+        nothing is torn), what sat in its own buffers does not, and it runs nothing
+        more. False if it was not running. `restart` starts it again."""
+        node = self._nodes.get(name)
+        if not node.up:
+            return False
+        if node.disk is not None:
+            node.disk.sync()
+        self._driver.emit("stop", name, node.incarnation)
+        return self.crash(name)  # with nothing unsynced, the crash loses nothing on disk
+
+    def set_main(self, name: str, main: Callable[[], Any]) -> Callable[[], Any]:
+        """Give node `name` another main from its next start on: new code on the same
+        disk (an upgrade, a rollback). Returns the main it had. The running
+        incarnation, if any, runs on: stop or crash it, then restart it."""
+        if not callable(main):
+            raise UsageError(f"set_main() needs an async callable main, got {main!r:.60}")
+        node = self._nodes.get(name)
+        previous, node.main = node.main, main
+        self._driver.emit("main", name, getattr(main, "__qualname__", type(main).__qualname__))
+        return previous
+
     def crash_at_operation(
         self, name: str, operation: str, *, after: bool = True, count: int = 1
     ) -> bool:
@@ -224,6 +268,11 @@ class Simulation:
     def disarm_operation(self, name: str) -> bool:
         """Take back node `name`'s armed operation crash; True if it had fired."""
         return self._disarm(self._nodes.get(name))
+
+    def operation_fired(self, name: str) -> bool:
+        """Whether node `name`'s armed operation crash has fired (False if none is armed)."""
+        watch = self._armed.get(name)
+        return watch is not None and watch.fired
 
     def _disarm(self, node: Node) -> bool:
         watch = self._armed.pop(node.name, None)
@@ -338,6 +387,13 @@ class Simulation:
         """
         return self._network.links()
 
+    def traffic(self, src: str, dst: str) -> LinkTraffic:
+        """What faults did to the traffic of link src -> dst so far: datagrams a
+        partition dropped, a hold held or the network lost or duplicated, streams
+        stalled and connects blocked at it (`LinkTraffic`). Counting changes
+        nothing in the run; asking creates no link and draws nothing."""
+        return self._network.traffic(src, dst)
+
     def jump_clock(self, name: str, seconds: float) -> bool:
         """Move node `name`'s wall clock by `seconds` (either way); False if it is not running.
 
@@ -359,6 +415,12 @@ class Simulation:
             return False
         jump(node.ref, int(seconds * 1e9))
         return True
+
+    def wall_clock_reads(self, name: str) -> int:
+        """How many times node `name` has read its wall clock (`time.time()`,
+        `datetime.now()`), over all its incarnations: 0 before it starts."""
+        ref = self._nodes.get(name).ref
+        return ref.wall_reads if ref is not None else 0
 
     def skew_clock(self, name: str, drift: float, step: float = 0.0) -> bool:
         """Give node `name`'s wall clock the rate error `drift` from now on (2e-4 is
@@ -435,6 +497,11 @@ class Simulation:
         node = self._nodes.get(name)
         return self._disk_faults.restore(name, node.disk)
 
+    def disk_faults(self, name: str) -> dict[str, int]:
+        """The faults node `name`'s disk injected so far, by kind (`seedbed.fs.FAULT_KINDS`:
+        read and write errors, corrupted reads, misdirected and torn writes...)."""
+        return dict(self._nodes.get(name).disk.fault_counts)
+
     def _pattern_nodes(self, among: list[str] | None) -> list[str]:
         if among is not None:
             return among
@@ -483,9 +550,11 @@ class Simulation:
             values = self._drive(self._driven(driver))
         except BaseException as exc:
             failure = exc
+            divergence = self._driver.divergence
             if self._recorded is not None:  # a malformed or cut recording, not a divergence
                 self._recorded.raise_if_defective()
-            divergence = self._driver.divergence
+                if divergence is not None:
+                    raise_defect_after(self._recorded, divergence)
             recorded = self._recorded.header.get("python") if self._recorded else None
             if divergence is not None and note_python_version(divergence, recorded):
                 # The standard library differs, not seedbed: its frames say nothing.
@@ -495,6 +564,7 @@ class Simulation:
             raise
         finally:
             self._end()
+            self._driver.seal(values, failure)  # the hash covers how the run ended
             if self._trace_path is not None:
                 config = self._driver.config
                 write_run_trace(
@@ -545,12 +615,20 @@ class Simulation:
             )
         try:
             check_result(self._recorded.end, values)
+            check_ending(self._recorded.end, self._loop.steps, self._loop.clock.now)
         except Nondeterminism as exc:
             raise self._driver.stamp(exc) from None
 
     def _begin(self) -> None:
         if self._finished:
             raise UsageError("this simulation has finished; make a new one")
+        unknown = sorted(set(self._images) - set(self._nodes.names()))
+        if unknown and not self._started:
+            raise UsageError(
+                f"the saved disks hold node {unknown[0]!r}, which this world does not have "
+                f"(nodes: {', '.join(self._nodes.names()) or 'none'}); save them from the "
+                "same world, or add the node"
+            )
         if not self._started:
             self._started = True
             self._stream_trace()
@@ -581,12 +659,7 @@ class Simulation:
             raise
 
     def _annotate(self, exc: BaseException) -> None:
-        context = self._loop.run_context()
-        if isinstance(exc, SimulationFailure):
-            if exc.context is None:
-                exc.context = context
-        elif not any(n.startswith("  seed=") for n in getattr(exc, "__notes__", [])):
-            exc.add_note(context.describe())
+        attach_context(exc, self.run_context())
 
     async def _driven(self, driver: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         """The run's own task: the driver's coroutine is made only once this runs.
@@ -642,6 +715,8 @@ class Simulation:
         if task.cancelled():
             self._fail(UsageError(f"node {node.name!r}: its main task was cancelled"))
         elif task.exception() is not None:
+            if not self._failed.done():
+                self._failed_node = node.name
             self._fail(task.exception())
         elif node.kind == CLIENT and not node.result.done():
             node.result.set_result(task.result())
@@ -664,11 +739,29 @@ class Simulation:
         abandon_pending(self._loop)  # the world's own leftovers: supervisors, actions
         if self._failed.done() and not self._failed.cancelled():
             failure = self._failed.exception()  # reported through the run, not at GC time
+            if failure is not None:
+                self._loop.note_failure(failure)
             for work in self._overtaken:  # a nested wait raised the same failure: not news
                 if work.done() and not work.cancelled() and work._exception is failure:
                     work.exception()
         self._overtaken.clear()
         self._loop.close()
+        request = _disks.save_request()
+        if request is not None:
+            self.save_disks(request.folder, state=request.state)
+
+    def save_disks(self, folder: str | Path, *, state: str = "synced") -> None:
+        """Write every node's disk to `folder` (see `seedbed.world._disks`): its
+        durable state ("synced"), or what a crash now leaves ("crashed", once the
+        run has ended: the disks are crashed for it). `Simulation(disks=folder)`
+        starts another world on them."""
+        if _disks.check_state(state) == "crashed" and not self._finished:
+            raise UsageError(
+                "Simulation.save_disks(state='crashed') crashes the disks: call it once "
+                "the run has ended (or save state='synced' now)"
+            )
+        disks = [(node.name, node.disk) for node in self._nodes.all() if node.disk is not None]
+        _disks.save(folder, disks, state=state, seed=self.seed)
 
     # -- components ---------------------------------------------------------
 
@@ -689,7 +782,12 @@ class Simulation:
         return self._nodes
 
     def run_context(self) -> RunContext:
-        return self._loop.run_context()
+        """Where the run is (seed, step, time, replay), naming the node whose main
+        raised the run's failure if one did."""
+        context = self._loop.run_context()
+        if context.node is None and self._failed_node is not None:
+            return dataclasses.replace(context, node=self._failed_node)
+        return context
 
 
 async def _run_main(main: Callable[[], Any], isolate: tuple[str, ...]) -> Any:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from seedbed._core import safejson
-from seedbed._core.files import MAX_LINE, NotRegular, regular_file
+from seedbed._core import jsonl, safejson
+from seedbed._core.files import MAX_LINE, NotRegular, open_regular
 from seedbed._harness.sweeps._record import record_identity
 
 STATUSES = ("pass", "fail", "crash", "timeout")
@@ -220,8 +220,7 @@ def read_results(path: str | Path) -> Aggregate:
     if file.is_dir():
         file = file / "results.jsonl"
     try:
-        regular_file(file)
-        stream = file.open("rb")
+        stream = open_regular(file)
     except NotRegular as exc:
         raise ResultsError(str(exc)) from None
     except FileNotFoundError:
@@ -244,18 +243,17 @@ def read_results(path: str | Path) -> Aggregate:
 
 def _fold(stream: BinaryIO, aggregate: Aggregate) -> None:
     number = 0
-    for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE), b""), 1):
-        if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):
+    for line in jsonl.lines(stream):
+        number, raw = line.number, line.raw
+        if line.too_long:
             aggregate.note_malformed(number, f"longer than {MAX_LINE} bytes", raw)
-            while (rest := stream.readline(MAX_LINE)) and not rest.endswith(b"\n"):
-                pass  # the rest of the long line, read and dropped in bounded pieces
             continue
         if not raw.strip():
             continue
         try:
             record = safejson.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, safejson.BadJSON):
-            if not raw.endswith(b"\n"):
+            if not line.whole:
                 aggregate.incomplete_last_line = True
                 continue
             aggregate.note_malformed(number, "not valid JSON", raw)

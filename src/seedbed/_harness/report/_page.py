@@ -15,6 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from seedbed._core.printable import BIDI
 from seedbed._harness.report import _plots
 from seedbed._harness.report._aggregate import STATUSES, Aggregate, AssertionTally, Bucket
 from seedbed._harness.report._assets import CSP, CSS, SCRIPT
@@ -33,8 +34,7 @@ def _empty(section: str, title: str, text: str) -> str:
     return f'<section id="{section}">{title}<div class="card empty">{text}</div></section>'
 
 
-_BIDI = {code: f"<U+{code:04X}>" for code in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                              *range(0x2066, 0x206A))}  # fmt: skip
+_BIDI = {code: f"<U+{code:04X}>" for code in BIDI}
 
 
 def _e(value: Any) -> str:

@@ -3,25 +3,36 @@ what was never reached, and its failures, as one self-contained page.
 
 It reads only the folder's logs (`explore.jsonl`, and `sweep/explore.jsonl`
 when `--versus-sweep` ran a plain sweep of as many runs), never runs
-anything and never writes them. A line that does not parse (a search killed
-mid-line) is counted and skipped. The plot is inline SVG like the sweep
-report's; the page's style, policy and copy script are the sweep report's.
+anything and never writes them. Each is read as the search reads it on
+`--resume` (`search._log`: a regular file, bounded lines, every known field
+of its type) and folded as it is read: a run adds a point to the curve and
+counts, never a kept line. A line that fails the checks is counted and
+skipped (the page says how many and the command exits 2, as the sweep
+report does); a last line with no newline is a run being written (a search
+still going, or killed) and is skipped without a word; a log with no sound
+header is not reported on. The plot is inline SVG like the sweep report's;
+the page's style, policy, copy script and escaping are the sweep report's.
 """
 
 from __future__ import annotations
 
-import json
+from array import array
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import Any
 
+from seedbed._core import jsonl, safejson
+from seedbed._core.files import NotRegular, open_regular
+from seedbed._harness.report._aggregate import ResultsError
 from seedbed._harness.report._assets import CSP, CSS, SCRIPT
+from seedbed._harness.report._page import _e
 from seedbed._harness.report._plots import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDE, _axes, _svg
+from seedbed._harness.search._log import KIND, LOG, LogFile
 
-LOG, SWEEP = "explore.jsonl", "sweep"
-KIND = "seedbed explore"
+SWEEP = "sweep"
 SHOWN = 200  # corpus entries and never-reached features listed at most
+_CORPUS_SHOWS = ("index", "plan", "new", "improved", "entry")
+_FAILURE_SHOWS = ("index", "bucket", "replay")
 _EXTRA_CSS = """
 svg.plot polyline { fill: none; stroke-width: 2.2; }
 svg.plot polyline.explore { stroke: var(--accent); }
@@ -32,72 +43,104 @@ svg.plot polyline.sweep { stroke: var(--timeout); stroke-dasharray: 6 4; }
 
 @dataclass
 class SearchLog:
-    """One search's log, folded: what the page shows."""
+    """One search's log, folded: what the page shows, a few numbers per run at most."""
 
     path: str
     header: dict[str, Any] = field(default_factory=dict)
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: int = 0
+    failed: int = 0
+    reached: array[int] = field(default_factory=lambda: array("q"))  # features in n+1 runs
+    seen: set[str] = field(default_factory=set)
+    declared: dict[str, None] = field(default_factory=dict)
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # runs, found, failed
+    kept: int = 0
+    corpus: list[dict[str, Any]] = field(default_factory=list)  # the first SHOWN kept
+    firsts: list[dict[str, Any]] = field(default_factory=list)  # each failure's first run
+    counts: dict[str, int] = field(default_factory=dict)  # runs failed per bucket
     stop: dict[str, Any] | None = None
     bad_lines: int = 0
+    first_bad: tuple[int, str] | None = None  # (line number, what was wrong)
+    torn: bool = False  # the last line has no newline: a run being written
 
     def curve(self) -> list[int]:
         """Features reached within the first n runs, for n = 1 .. runs."""
-        seen: set[str] = set()
-        counts = []
-        for line in self.runs:
-            seen.update(line.get("new") or ())
-            counts.append(len(seen))
-        return counts
+        return list(self.reached)
 
     def never_reached(self) -> list[str]:
-        declared: dict[str, None] = {}
-        seen: set[str] = set()
-        for line in self.runs:
-            declared.update(dict.fromkeys(line.get("declared") or ()))
-            seen.update(line.get("new") or ())
-        return sorted(feature for feature in declared if feature not in seen)
+        return sorted(feature for feature in self.declared if feature not in self.seen)
+
+    def add(self, line: dict[str, Any]) -> None:
+        """Fold one run's line in."""
+        new, improved, bucket = line.get("new") or [], line.get("improved"), line.get("bucket")
+        self.runs += 1
+        self.failed += bool(bucket)
+        self.seen.update(new)
+        self.reached.append(len(self.seen))
+        self.declared.update(dict.fromkeys(line.get("declared") or ()))
+        kind = str((line.get("plan") or {}).get("kind", "?"))
+        row = self.kinds.setdefault(kind, [0, 0, 0])
+        row[0] += 1
+        row[1] += bool(new or improved)
+        row[2] += bool(bucket)
+        if line.get("entry"):
+            self.kept += 1
+            if len(self.corpus) < SHOWN:
+                self.corpus.append({key: line.get(key) for key in _CORPUS_SHOWS})
+        if bucket:
+            self.counts[bucket] = self.counts.get(bucket, 0) + 1
+            if line.get("failure_file"):
+                self.firsts.append({key: line.get(key) for key in _FAILURE_SHOWS})
+
+    def bad(self, number: int, problem: str) -> None:
+        self.bad_lines += 1
+        if self.first_bad is None:
+            self.first_bad = (number, problem)
 
 
 def is_search(path: Path) -> bool:
-    """Whether `path` is a search's folder or its log (else: a sweep's results)."""
-    log = path / LOG if path.is_dir() else path
-    if not log.is_file():
-        return False
-    with log.open("rb") as stream:
-        first = stream.readline(1 << 16)
+    """Whether `path` is a search's folder (it holds a log, of any kind: the reader
+    judges it) or a search's log (else: a sweep's results)."""
+    if path.is_dir():
+        return (path / LOG).exists() or (path / LOG).is_symlink()
     try:
-        header = json.loads(first)
-    except ValueError:
+        with open_regular(path) as stream:
+            first = next(jsonl.lines(stream), None)
+        return first is not None and jsonl.parse_object(first.raw).get("kind") == KIND
+    except (OSError, safejson.BadJSON):
         return False
-    return isinstance(header, dict) and header.get("kind") == KIND
 
 
 def read_search(path: Path) -> SearchLog:
-    """Fold a search's log (every line that parses; the rest counted)."""
+    """Fold a search's log; a log that cannot be read, or has no sound header, is a
+    `ResultsError` (a damaged line after the header is counted: `bad_lines`)."""
     log = SearchLog(str(path))
-    for number, row in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        try:
-            line = json.loads(row)
-        except ValueError:
-            log.bad_lines += 1
-            continue
-        if not isinstance(line, dict):
-            log.bad_lines += 1
-        elif number == 0:
-            log.header = line
-        elif line.get("kind") == "run":
-            log.runs.append(line)
-        elif line.get("kind") == "stop":
-            log.stop = line
+    try:
+        with LogFile(path) as lines:
+            for checked in lines:
+                if checked.line is None:
+                    log.bad(checked.number, str(checked.problem))
+                elif checked.line.get("kind") == "run":
+                    log.add(checked.line)
+                elif checked.line.get("kind") == "stop":
+                    log.stop = checked.line
+            header, log.torn = lines.header, lines.torn
+    except NotRegular as exc:
+        raise ResultsError(str(exc)) from None
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file (pass a search's --out folder)") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read the search ({exc.strerror or exc})") from None
+    if header is None:
+        where = f" (line {log.first_bad[0]}: {log.first_bad[1]})" if log.first_bad else ""
+        raise ResultsError(f"{path}: not a seedbed explore log, no sound header{where}")
+    log.header = header
     return log
 
 
-def render_search(folder: Path, generated_by: str) -> str:
-    """The page of the search in `folder` (or whose log `folder` is)."""
-    log_path = folder / LOG if folder.is_dir() else folder
-    search = read_search(log_path)
-    sweep_path = log_path.parent / SWEEP / LOG
-    sweep = read_search(sweep_path) if sweep_path.is_file() else None
+def render_search(search: SearchLog, sweep: SearchLog | None, generated_by: str) -> str:
+    """The page of a search (and of the plain sweep beside it, if any)."""
+    log_path = Path(search.path)
+    sweep_path = Path(sweep.path) if sweep is not None else None
     target = str(search.header.get("target", "unknown target"))
     body = "".join([_heading(search, target), _totals(search), _plot(search, sweep),
                     _kinds(search), _corpus(search), _never(search), _failures(search),
@@ -113,29 +156,37 @@ def render_search(folder: Path, generated_by: str) -> str:
     )
 
 
-def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+def read_searches(folder: Path) -> tuple[SearchLog, SearchLog | None]:
+    """The search in `folder` (or whose log `folder` is), and its plain sweep if any."""
+    log_path = folder / LOG if folder.is_dir() else folder
+    sweep_path = log_path.parent / SWEEP / LOG
+    sweep = read_search(sweep_path) if sweep_path.exists() or sweep_path.is_symlink() else None
+    return read_search(log_path), sweep
 
 
 def _heading(search: SearchLog, target: str) -> str:
     stop = search.stop or {}
-    facts = [f"explorer seed {_e(search.header.get('seed', '?'))}", f"{len(search.runs):,} runs"]
+    facts = [f"explorer seed {_e(search.header.get('seed', '?'))}", f"{search.runs:,} runs"]
     if stop:
         facts.append(f"stopped: {_e(stop.get('stopped', ''))}")
         facts.append(f"{float(stop.get('seconds') or 0):.1f} s in its last session")
     if search.bad_lines:
-        facts.append(f"{search.bad_lines:,} lines unreadable (skipped)")
+        line, reason = search.first_bad or (0, "")
+        facts.append(f"{search.bad_lines:,} lines unreadable (skipped; the first, line "
+                     f"{line:,}: {_e(reason)})")  # fmt: skip
+    if search.torn:
+        facts.append("last line cut short (a run being written): skipped")
     spans = "".join(f"<span>{fact}</span>" for fact in facts)
     return (f'<header class="top"><h1>seedbed explore <span class="target">{_e(target)}</span>'
             f'</h1></header><div class="meta">{spans}</div>')  # fmt: skip
 
 
 def _totals(search: SearchLog) -> str:
-    failed = sum(1 for line in search.runs if line.get("bucket"))
+    failed = search.failed
     cards = [
-        ("runs", "", len(search.runs)),
-        ("features reached", "pass", search.curve()[-1] if search.runs else 0),
-        ("kept in the corpus", "", sum(1 for line in search.runs if line.get("entry"))),
+        ("runs", "", search.runs),
+        ("features reached", "pass", len(search.seen)),
+        ("kept in the corpus", "", search.kept),
         ("failing runs", "fail" if failed else "zero", failed),
         ("never reached", "timeout", len(search.never_reached())),
     ]
@@ -155,7 +206,7 @@ def _plot(search: SearchLog, sweep: SearchLog | None) -> str:
                 "runs one of as many runs beside the search.")  # fmt: skip
     else:
         note = (
-            f"The plain sweep ran seeds 0 to {len(sweep.runs) - 1:,} "
+            f"The plain sweep ran seeds 0 to {sweep.runs - 1:,} "
             f"({len(plain):,} of them shown: the search's runs)."
         )
     legend = '<span class="key"><span class="dot explore"></span>explore</span>'
@@ -202,22 +253,15 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def _kinds(search: SearchLog) -> str:
-    tally: dict[str, list[int]] = {}
-    for line in search.runs:
-        kind = str((line.get("plan") or {}).get("kind", "?"))
-        row = tally.setdefault(kind, [0, 0, 0])
-        row[0] += 1
-        row[1] += bool(line.get("new") or line.get("improved"))
-        row[2] += bool(line.get("bucket"))
+    tally = search.kinds
     rows = [[_e(kind), f"{a:,}", f"{b:,}", f"{c:,}"] for kind, (a, b, c) in sorted(tally.items())]
     table = _table(["Kind", "Runs", "Found something", "Failed"], rows)
     return f'<section id="kinds"><h2>Kinds of run</h2>{table}</section>'
 
 
 def _corpus(search: SearchLog) -> str:
-    kept = [line for line in search.runs if line.get("entry")]
     rows = []
-    for line in kept[:SHOWN]:
+    for line in search.corpus:
         plan = line.get("plan") or {}
         found = [*(line.get("new") or ()), *(f"{k} {v:g}" for k, v in
                                              (line.get("improved") or {}).items())]  # fmt: skip
@@ -225,8 +269,10 @@ def _corpus(search: SearchLog) -> str:
         how = _e(plan.get("kind", "?")) + ("" if parent is None else f" of entry {parent}")
         rows.append([f"{line.get('index', '?')}", how, "<br>".join(_e(f) for f in found),
                      f"<code>{_e(line['entry'])}</code>"])  # fmt: skip
-    more = f'<p class="note">... and {len(kept) - SHOWN:,} more.</p>' if len(kept) > SHOWN else ""
-    return (f'<section id="corpus"><h2>Corpus <span class="count">{len(kept):,}</span></h2>'
+    more = (
+        f'<p class="note">... and {search.kept - SHOWN:,} more.</p>' if search.kept > SHOWN else ""
+    )
+    return (f'<section id="corpus"><h2>Corpus <span class="count">{search.kept:,}</span></h2>'
             + _table(["Run", "Made by", "Reached first", "Choice file"], rows) + more
             + "</section>")  # fmt: skip
 
@@ -245,7 +291,7 @@ def _never(search: SearchLog) -> str:
 
 
 def _failures(search: SearchLog) -> str:
-    firsts = [line for line in search.runs if line.get("failure_file")]
+    firsts = search.firsts
     title = f'<h2>Failures <span class="count">{len(firsts):,}</span></h2>'
     if not firsts:
         return (
@@ -253,11 +299,11 @@ def _failures(search: SearchLog) -> str:
         )
     cards = []
     for number, line in enumerate(firsts):
-        count = sum(1 for other in search.runs if other.get("bucket") == line["bucket"])
+        count = search.counts.get(line["bucket"], 0)
         cards.append(
             f'<div class="card bucket"><div><strong>{_e(line["bucket"])}</strong></div>'
             f'<p class="note">first at run {line["index"]:,}; {count:,} runs failed so</p>'
-            f'<div class="cmd"><code id="replay-{number}">{_e(line.get("replay", ""))}</code>'
+            f'<div class="cmd"><code id="replay-{number}">{_e(line["replay"] or "")}</code>'
             f'<button class="copy" type="button" data-target="replay-{number}">Copy</button>'
             "</div></div>"
         )

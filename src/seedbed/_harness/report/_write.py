@@ -12,7 +12,7 @@ from seedbed._core.files import NotRegular, replace_file
 from seedbed._core.version import VERSION
 from seedbed._harness.report._aggregate import Aggregate, ResultsError, read_results
 from seedbed._harness.report._page import render
-from seedbed._harness.report._search import SearchLog, read_search, render_search
+from seedbed._harness.report._search import SearchLog, read_searches, render_search
 
 
 def write_report(results: str | Path, html: str | Path) -> Aggregate:
@@ -22,16 +22,12 @@ def write_report(results: str | Path, html: str | Path) -> Aggregate:
     return aggregate
 
 
-def write_search_report(folder: str | Path, html: str | Path) -> SearchLog:
-    """Read a search's folder (`seedbed explore --out`) and write its page to `html`."""
-    path = Path(folder)
-    try:
-        page = render_search(path, generated_by=f"seedbed {VERSION} report")
-        search = read_search(path / "explore.jsonl" if path.is_dir() else path)
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read the search ({exc.strerror or exc})") from None
-    _write(page, html)
-    return search
+def write_search_report(folder: str | Path, html: str | Path) -> list[SearchLog]:
+    """Read a search's folder (`seedbed explore --out`) and write its page to `html`;
+    the logs read (the search's, then its plain sweep's if it has one)."""
+    search, sweep = read_searches(Path(folder))
+    _write(render_search(search, sweep, generated_by=f"seedbed {VERSION} report"), html)
+    return [search] if sweep is None else [search, sweep]
 
 
 def _write(page: str, html: str | Path) -> None:
@@ -41,4 +37,7 @@ def _write(page: str, html: str | Path) -> None:
     except NotRegular as exc:
         raise ResultsError(f"{exc}; pass --html a path to a new or regular file") from None
     except OSError as exc:
-        raise ResultsError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
+        raise ResultsError(
+            f"cannot write the report {target} ({exc.strerror or exc}); nothing was written "
+            "there: make room, or pass --html a path in a folder you can write"
+        ) from None

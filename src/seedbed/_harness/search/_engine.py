@@ -11,22 +11,30 @@ its log says what it did, so a resumed or repeated search can follow it.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seedbed._core.choices import Choice
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
+from seedbed._harness.search._recheck import DEFAULT_SHARE, GAP, Rechecker
 from seedbed._harness.search._state import State
-from seedbed._harness.search._store import Store, header_of, order_of
+from seedbed._harness.search._store import CORPUS, FAILURES, Store, header_of, order_of
 from seedbed._harness.shrink._trial import asyncio_log_off
+from seedbed._harness.sweeps._command import resume_command
+from seedbed._harness.sweeps._folder import Holder, locked
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.targets import resolve
 from seedbed.errors import UsageError
 
 _SEARCH_WORKER = "seedbed._harness.search._worker"
+SEARCH = Holder("search", "explore", "explore.lock")  # a search's folder has one writer
 Fold = Callable[[Plan, dict[str, Any]], bool]  # fold one run; False: stop the search
 
 
@@ -48,6 +56,8 @@ class ExploreSpec:
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     plain: bool = False  # a plain sweep instead: seeds 0, 1, 2, ... (what a report compares)
     branches: tuple[str, ...] = ()  # packages whose branches are features (3.12+)
+    argv: list[str] = field(default_factory=list)  # as typed: to print the command that resumes
+    recheck: int = DEFAULT_SHARE  # run 1 plan in this many again after others; 0: never
 
     def __post_init__(self) -> None:
         if (self.runs is None) == (self.budget is None):
@@ -60,6 +70,7 @@ class Search:
 
     state: State
     store: Store
+    rechecks: Rechecker = field(default_factory=lambda: Rechecker(0))
     ran: int = 0
     resumed: int = 0
     seconds: float = 0.0
@@ -68,17 +79,43 @@ class Search:
 
 def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambda _: None
             ) -> Search:  # fmt: skip
-    """Run (or resume) the search `spec` describes; every finished run calls `on_line`."""
+    """Run (or resume) the search `spec` describes; every finished run calls `on_line`.
+
+    The folder is locked for the whole search (one writer at a time, as a
+    sweep's is): a second search into it is refused before it reads the log.
+    """
     obj = resolve(spec.target)
     check_available(spec.branches)  # after the target: its folder is importable now
     if spec.scheduler is not None:
         from seedbed._harness.sweeps._dask import check_address
 
         check_address(spec.scheduler)  # before the folder is written
+    with locked(spec.out, SEARCH):
+        search, snapshot = replayed(spec)
+        store = search.store
+        try:
+            with _writing(spec):
+                store.start()
+            _run(spec, obj, search, snapshot, on_line)
+        finally:
+            store.close()
+    return search
+
+
+def replayed(spec: ExploreSpec) -> tuple[Search, list[Candidate]]:
+    """What a search starts from: with `--resume`, the state its log holds and the
+    corpus its next batch plans from (every line and corpus file read and checked:
+    a damaged one is a one-line `UsageError`); else an empty state. Takes no lock
+    and writes nothing: `explore` calls it holding the folder's lock."""
     header = header_of(spec.target, spec.seed, spec.options, spec.plain, spec.branches)
     store = Store(spec.out, header, spec.resume)
-    search = Search(State(), store)
-    snapshot = _replay_log(spec, search)
+    # Dask has no worker to pin a rerun to: a search there does not recheck.
+    search = Search(State(), store, Rechecker(spec.recheck if spec.scheduler is None else 0))
+    return search, _replay_log(spec, search)
+
+
+def _run(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidate],
+         on_line: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
     started = time.monotonic()  # the harness's wall clock, outside every run
     try:
         with asyncio_log_off():
@@ -86,8 +123,24 @@ def explore(spec: ExploreSpec, on_line: Callable[[dict[str, Any]], None] = lambd
     finally:
         search.seconds = time.monotonic() - started
         if search.stopped:  # not when interrupted: the log then ends at its last run
-            store.append(stop_line(spec, search))
-    return search
+            with _writing(spec):
+                search.store.append(stop_line(spec, search))
+
+
+@contextmanager
+def _writing(spec: ExploreSpec) -> Iterator[None]:
+    """A write to the folder that fails (a full disk, a quota, a read-only folder, a
+    symlink where a corpus file goes) is one line: the file, why, and how to go on."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or spec.out
+        why = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+        again = resume_command(spec.argv, ["explore", spec.target, "--out", str(spec.out)])
+        raise UsageError(
+            f"cannot write {where} ({why}); every run before this one is kept: make room "
+            f"(or fix the folder), then continue with: {again}"
+        ) from None
 
 
 def stop_line(spec: ExploreSpec, search: Search) -> dict[str, Any]:
@@ -102,9 +155,9 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
     """Fold the lines of an earlier search back in; the corpus at the last batch's start."""
     state, store = search.state, search.store
     snapshot: list[Candidate] = []
-    for line in store.lines:
-        if line.get("kind") == "stop":
-            continue  # an earlier session's end: its runs are the lines before
+    for line in store.lines():
+        if line.get("kind") != "run":
+            continue  # an earlier session's stop line (its runs are the lines before)
         index = state.runs
         if index % BATCH == 0:
             snapshot = state.candidates()
@@ -114,7 +167,9 @@ def _replay_log(spec: ExploreSpec, search: Search) -> list[Candidate]:
                 f"--resume: run {index} in {store.log} is not the run this search makes "
                 "there (another seedbed, or an edited log); start afresh"
             )
-        chosen = store.read_entry(line) if line.get("entry") else None
+        chosen = store.stored(index, line.get("order") or []) if line.get("entry") else None
+        if chosen is not None:
+            chosen.load()  # its file is read (and checked) now, before anything runs
         state.apply(line, chosen)
     search.resumed = state.runs
     if state.runs % BATCH == 0:
@@ -141,9 +196,9 @@ def _search(spec: ExploreSpec, obj: Any, search: Search, snapshot: list[Candidat
             plans = [_plan_of(spec, i, snapshot) for i in range(start, end)]
             fold = _folder(spec, search, on_line)
             if pool is None:
-                _run_here(spec, obj, plans, snapshot, started, fold)
+                _run_here(spec, obj, plans, snapshot, started, fold, search)
             else:
-                _run_pooled(pool, plans, snapshot, fold)
+                _run_pooled(pool, plans, snapshot, fold, search)
             if search.stopped:
                 return
     finally:
@@ -182,18 +237,26 @@ def _why_stop(spec: ExploreSpec, search: Search, started: float) -> str:
     return ""
 
 
-def _source(plan: Plan, snapshot: list[Candidate]) -> list[Any] | None:
-    return None if plan.parent is None else snapshot[plan.parent].choices
+def _source(plan: Plan, snapshot: list[Candidate]) -> list[Choice] | None:
+    """The choices a branch replays: its parent's, read from disk if not in memory."""
+    return None if plan.parent is None else list(snapshot[plan.parent].choices)
 
 
 def _run_here(spec: ExploreSpec, obj: Any, plans: list[Plan], snapshot: list[Candidate],
-              started: float, fold: Fold) -> None:  # fmt: skip
+              started: float, fold: Fold, search: Search) -> None:  # fmt: skip
+    """Run the batch in this process; its chosen plans again at its end (see `_recheck`)."""
+    firsts: list[tuple[Plan, dict[str, Any]]] = []
     for plan in plans:
         if spec.budget is not None and time.monotonic() - started >= spec.budget:
-            return
+            break
         result = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        if search.rechecks.wants(plan):
+            firsts.append((plan, result))
         if not fold(plan, result):
-            return
+            break
+    for plan, first in firsts:
+        again = execute(obj, plan, _source(plan, snapshot), spec.options, spec.branches)
+        search.rechecks.compare(plan, first, again)
 
 
 def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
@@ -202,15 +265,20 @@ def _fold(spec: ExploreSpec, search: Search, plan: Plan, result: dict[str, Any],
     line = state.line_of(plan, result)
     chosen = choices_of(result["choices"])
     kept = state.keeps(line)
+    with _writing(spec):
+        if kept:
+            line["entry"] = store.write_choices(CORPUS, plan.index, plan.seed, chosen, None)
+            line["order"] = order_of(chosen)
+        if state.new_bucket(line) and chosen:
+            path = store.write_choices(FAILURES, plan.index, plan.seed, chosen, result["failure"])
+            line["failure_file"] = path
+            line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
+        store.append(line)
+    stored = None
     if kept:
-        line["entry"] = store.write_choices("corpus", plan.index, plan.seed, chosen, None)
-        line["order"] = order_of(chosen)
-    if state.new_bucket(line) and chosen:
-        path = store.write_choices("failures", plan.index, plan.seed, chosen, result["failure"])
-        line["failure_file"] = path
-        line["replay"] = f"{spec.runner} run {spec.target} --choices {path}"
-    store.append(line)
-    state.apply(line, chosen if kept else None)
+        store.cache.put(plan.index, chosen)  # a new entry is followed up next
+        stored = store.stored(plan.index, line["order"])
+    state.apply(line, stored)
     search.ran += 1
     on_line(line)
 
@@ -226,18 +294,31 @@ def _pool(spec: ExploreSpec) -> Any:
         from seedbed._harness.sweeps._dask import DaskPool
 
         return DaskPool(spec.scheduler, settings, spec.seed_timeout, worker=_SEARCH_WORKER)
-    from seedbed._harness.sweeps._pool import WorkerPool
-
     return WorkerPool(settings, spec.jobs, spec.out / "logs", spec.seed_timeout,
                       worker=_SEARCH_WORKER)  # fmt: skip
 
 
-def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold) -> None:
+def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: Fold,
+                search: Search) -> None:  # fmt: skip
     """Run the batch on the pool, folding each result as soon as every earlier
-    run's is folded (so a kill loses only runs not yet folded)."""
+    run's is folded (so a kill loses only runs not yet folded). A chosen plan
+    runs again in the worker that ran it, after others (see `_recheck`)."""
     by_seed = {plan.seed: plan for plan in plans}
+    by_index = {plan.index: plan for plan in plans}
     answers: dict[int, dict[str, Any]] = {}
+    firsts: dict[int, dict[str, Any]] = {}
     waiting = list(plans)
+
+    def follow_up(record: dict[str, Any]) -> dict[str, Any] | None:
+        plan = by_index.get(record.get("index", -1))
+        if record.get("kind") == "recheck" or plan is None or not search.rechecks.wants(plan):
+            return None
+        firsts[plan.index] = record
+        return {**requests[plan.index - plans[0].index], "recheck": True}
+
+    def rechecked(record: dict[str, Any]) -> None:
+        plan = by_index[int(record["index"])]
+        search.rechecks.compare(plan, firsts.pop(plan.index), record)
 
     def flush() -> None:
         while waiting and waiting[0].index in answers:
@@ -245,6 +326,13 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
             fold(plan, answers.pop(plan.index))
 
     def answered(record: dict[str, Any]) -> None:
+        if record.get("kind") == "recheck":
+            rechecked(record)
+            return
+        if record.get("recheck") is True:  # a rerun's worker died or timed out
+            plan = by_seed[int(record["seed"])]
+            rechecked({"index": plan.index, "status": record["status"], "failure": None})
+            return
         if "index" in record:
             answers[int(record["index"])] = record
             flush()
@@ -262,4 +350,7 @@ def _run_pooled(pool: Any, plans: list[Plan], snapshot: list[Candidate], fold: F
         source = _source(plan, snapshot)
         rows = None if source is None else [[c.stream, c.reason, c.value] for c in source]
         requests.append({"seed": plan.seed, "plan": plan.to_json(), "source": rows})
-    pool.run(requests, answered)
+    if isinstance(pool, WorkerPool):
+        pool.run(requests, answered, follow_up=follow_up, after=GAP)
+    else:
+        pool.run(requests, answered)

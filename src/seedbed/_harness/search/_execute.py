@@ -3,7 +3,10 @@
 A fresh plan records its draws; a branch or mutation replays its source's
 first draws and then draws afresh (`seedbed._core.branching`). Either way
 the run's own choices come back in draw order, so a run kept in the corpus
-or written as a failure replays exactly from its choice file.
+or written as a failure replays exactly from its choice file. A run keeps
+the collector off and leaves its garbage for later (`seedbed.aio._collect`):
+after each run it goes once the heap has doubled, here, in whichever process
+ran it, or a long search grows by what every run left (~150 KB a run).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from seedbed._harness.search._features import collecting, coverage_of
 from seedbed._harness.search._plan import Plan
 from seedbed._harness.shrink._trial import failure_of
 from seedbed._harness.targets import run_target
+from seedbed.aio._collect import between_runs
 from seedbed.errors import UsageError
 
 
@@ -45,12 +49,14 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict
             try:
                 outcome = run_target(obj, plan.seed, last_events=False, **given)
                 error, steps, faults = outcome.error, outcome.steps, outcome.faults
+                ran = {"trace_hash": outcome.trace_hash, "result_digest": outcome.result_digest}
             except UsageError:
                 raise
             except Exception as exc:  # a failure outside the simulation proper
-                error, steps, faults = exc, None, None
+                error, steps, faults, ran = exc, None, None, {}
     finally:
         entropy.choice_session = previous
+    between_runs()  # what the run left goes, amortized, as a sweep's worker does (`_collect`)
     chosen = list(made.choices)
     covered = coverage_of(hooks, chosen, faults)
     if taken:
@@ -68,6 +74,7 @@ def execute(obj: Any, plan: Plan, source: Sequence[Choice] | None, options: dict
         "positions": covered.positions,
         "times": covered.times,
         "choices": [[c.stream, c.reason, c.value] for c in chosen],
+        **ran,  # what a recheck compares (see `_recheck`)
     }
 
 

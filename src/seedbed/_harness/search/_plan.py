@@ -43,6 +43,7 @@ found is rare (reached by few runs: 16 / that many, at least 1).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -105,7 +106,7 @@ class Plan:
 class Candidate:
     """What plan-making needs to know of a corpus entry."""
 
-    choices: list[Choice]
+    choices: Sequence[Choice]  # read from disk when first looked at (`_corpus`)
     last_found: int  # the run index at which it, or a branch of it, last found something
     at: list[int]  # where in its draws it reached what it found (if known)
     rarest: int = 1  # how many runs reached the rarest thing it found
@@ -181,11 +182,11 @@ def _follow_up(draw: Stream, index: int, seed: int, parent: int, kind: str,
     return Plan(index, seed, "branch", parent, max(candidate.at), follow=True)
 
 
-def _can_strike(choices: list[Choice]) -> bool:
+def _can_strike(choices: Sequence[Choice]) -> bool:
     return any(c.stream == _STRIKER for c in choices)
 
 
-def _strike(draw: Stream, index: int, seed: int, parent: int, choices: list[Choice],
+def _strike(draw: Stream, index: int, seed: int, parent: int, choices: Sequence[Choice],
             moment: float, follow: bool | None) -> Plan:  # fmt: skip
     later = 2.0 ** draw.uniform(_STRIKE_LOG2[0], _STRIKE_LOG2[1], "explore: strike how late")
     return Plan(index, seed, "strike", parent, len(choices), redraw=_STRIKER,
@@ -210,7 +211,7 @@ def _pick(draw: Stream, corpus: list[Candidate], now: int) -> int:
     return len(corpus) - 1  # not reached: the point is below the sum
 
 
-def _mutation(draw: Stream, kind: str, choices: list[Choice]) -> tuple[int, Value] | None:
+def _mutation(draw: Stream, kind: str, choices: Sequence[Choice]) -> tuple[int, Value] | None:
     """A flip: one yes/no draw of the entry's, the other way."""
     places = [i for i, c in enumerate(choices) if c.value in (0, 1) and _is_int(c.value)]
     if not places:

@@ -8,6 +8,7 @@ search that was interrupted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ class Entry:
     id: int
     run: int
     seed: int
-    choices: list[Choice]
+    choices: Sequence[Choice]  # read from its file when a plan looks (`_corpus`)
     found: list[str]  # what it reached first (features, and extremes it improved)
     last_found: int
     file: str
@@ -111,44 +112,48 @@ class State:
     def new_bucket(self, line: dict[str, Any]) -> bool:
         return line["bucket"] is not None and line["bucket"] not in self.buckets
 
-    def apply(self, line: dict[str, Any], chosen: list[Choice] | None) -> None:
-        """Fold a run's line (and, if it joins the corpus, its choices) into the state."""
+    def apply(self, line: dict[str, Any], chosen: Sequence[Choice] | None) -> None:
+        """Fold a run's line (and, if it joins the corpus, its choices) into the state.
+
+        Nothing of the line is kept but counts and, for a corpus entry, what it
+        found and where: a long search holds a few numbers per run, no line."""
         plan = Plan.from_json(line["plan"])
         index = plan.index
-        for feature in line["new"]:
+        new, improved = line.get("new") or [], line.get("improved") or {}
+        for feature in new:
             self.seen.setdefault(feature, index)
-        for feature in line.get("features", ()):
+        for feature in line.get("features") or ():
             self.hits[feature] = self.hits.get(feature, 0) + 1
-        for feature in line["declared"]:
+        for feature in line.get("declared") or ():
             self.declared[feature] = None
-        self.extremes.update(line["improved"])
-        found = bool(line["new"] or line["improved"])
+        self.extremes.update(improved)
+        found = bool(new or improved)
         tally = self.kinds.setdefault(plan.kind, [0, 0, 0])
         tally[0] += 1
         tally[1] += int(found)
-        tally[2] += int(line["bucket"] is not None)
+        tally[2] += int(line.get("bucket") is not None)
         if plan.parent is not None and plan.parent < len(self.corpus):
             parent = self.corpus[plan.parent]
             parent.followed += bool(plan.follow)
             if found:
                 parent.last_found = index
-        if line["entry"] is not None and chosen is not None:
-            what = [*line["new"], *(f"{key} {value:g}" for key, value in line["improved"].items())]
+        if line.get("entry") is not None and chosen is not None:
+            what = [*new, *(f"{key} {value:g}" for key, value in improved.items())]
             self.corpus.append(Entry(len(self.corpus), index, plan.seed, chosen, what,
-                                     index, line["entry"], line.get("at", []),
-                                     line.get("when", [])))  # fmt: skip
+                                     index, line["entry"], line.get("at") or [],
+                                     line.get("when") or []))  # fmt: skip
         self._count_failure(line)
         self.runs = index + 1
 
     def _count_failure(self, line: dict[str, Any]) -> None:
-        bucket = line["bucket"]
+        bucket = line.get("bucket")
         if bucket is None:
             return
         self.failed_runs += 1
         known = self.buckets.get(bucket)
         if known is None:
-            self.buckets[bucket] = Bucket(bucket, line["message"] or "", line["index"], 1,
-                                          line["failure_file"] or "")  # fmt: skip
+            self.buckets[bucket] = Bucket(bucket, line.get("message") or "", line["index"], 1,
+                                          line.get("failure_file") or "")  # fmt: skip
         else:
             known.count += 1
 

@@ -37,6 +37,27 @@ def summary_lines(spec: ExploreSpec, search: Search) -> list[str]:
     ]  # fmt: skip
     lines.extend(_never(search))
     lines.extend(_failures(spec, search))
+    lines.extend(_rechecks(spec, search))
+    return lines
+
+
+def _rechecks(spec: ExploreSpec, search: Search) -> list[str]:
+    """How many runs ran twice in one process (see `_recheck`), and any that differed."""
+    checker = search.rechecks
+    if checker.share <= 0:
+        return ["recheck: off: no run was run twice"]
+    how = f"1 in {checker.share} and the first, in the same process after other runs"
+    differed = checker.differed
+    lines = [f"rechecked {checker.checked} runs ({how}): "
+             + (f"{checker.differed_count} ran differently: nondeterminism, a failure"
+                if differed else "each the same")]  # fmt: skip
+    if checker.differed_count > len(differed):
+        lines.append(f"  (the first {len(differed)} of them:)")
+    for line in differed:
+        lines.append(f"  run {line['index']} (seed {line['seed']}): "
+                     + "; ".join(line["differences"]))  # fmt: skip
+        if line.get("plan") == "fresh":  # a branch replays from its parent's choices
+            lines.append(f"    replay: {spec.runner} run {spec.target} --seed {line['seed']}")
     return lines
 
 

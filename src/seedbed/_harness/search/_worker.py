@@ -21,7 +21,10 @@ def answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> di
     plan = Plan.from_json(request["plan"])
     rows = request.get("source")
     source = None if rows is None else choices_of(rows)
-    return execute(target, plan, source, settings["options"], settings.get("branches", ()))
+    result = execute(target, plan, source, settings["options"], settings.get("branches", ()))
+    if request.get("recheck"):  # the same plan again, after others (see `_recheck`)
+        result["kind"] = "recheck"
+    return result
 
 
 if __name__ == "__main__":

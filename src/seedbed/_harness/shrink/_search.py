@@ -27,7 +27,15 @@ wall-clock budget lasts:
 5. quiet a whole stream, then every draw of one reason (numbers masked);
 6. each loud number to 0, else the smallest of 1/16, 1/8, 1/4, 1/2 of it;
 7. per stream, delete chunks of its loud draws, the whole list first, then
-   halving the chunk down to single draws; then the same chunks quieted.
+   halving the chunk down to single draws; then the same chunks quieted;
+8. inside each batch of raw bits still loud (a link's 64 latencies are one
+   draw), make chunks of its 32-bit lanes typical (the middle value: a
+   median hop), halving the chunk down to one lane: a failure that needs one
+   slow round trip keeps that one, not the batch's every spike.
+
+A dropped draw takes its typical default (`seedbed._core.choices`): the
+median hop, no loss, FIFO; never an extreme branch, so shrinking keeps a run
+typical rather than making every hop a tail spike.
 
 Streams go smallest first (fewest draws away from their default): the
 nemesis's and buggify's few decisions before the disks' and the network's
@@ -44,6 +52,7 @@ from typing import Any
 
 from seedbed._core.choices import Choice, Value
 from seedbed._core.floats import ordered_sum
+from seedbed._harness.shrink._lanes import is_bits, lanes_of, with_typical_lanes
 from seedbed._harness.shrink._trial import Trial, asyncio_log_off, is_quiet, run_trial
 from seedbed._harness.sweeps._record import mask_numbers
 from seedbed.errors import UsageError
@@ -100,7 +109,7 @@ class Shrinker:
     def _search(self) -> None:
         passes = (self._shorten, self._drop_rounds, self._keep_one, self._sooner, self._shorten,
                   self._quiet_streams, self._quiet_reasons, self._smaller_numbers,
-                  self._delete_chunks, self._quiet_chunks)  # fmt: skip
+                  self._delete_chunks, self._quiet_chunks, self._typical_lanes)  # fmt: skip
         improved = True
         while improved and not self._late():
             improved = False
@@ -331,6 +340,26 @@ class Shrinker:
                 size //= 2
         return improved
 
+    def _typical_lanes(self) -> bool:
+        """Each loud batch of raw bits, its 32-bit lanes made typical in chunks
+        (halves first, down to single lanes) while the failure stays."""
+        improved = False
+        for order in [c.order for c in self._chosen if is_bits(c.value)]:
+            size = lanes_of(self._value_at(order)) // 2
+            while size >= 1 and not self._late():
+                start = 0
+                while start < lanes_of(self._value_at(order)) and not self._late():
+                    value = self._value_at(order)
+                    typical = with_typical_lanes(value, start, size)
+                    if typical != value and self._try(self._with(order, typical)):
+                        improved = True
+                    start += size
+                size //= 2
+        return improved
+
+    def _value_at(self, order: int) -> Value:
+        return next((c.value for c in self._chosen if c.order == order), None)
+
     def _loud_in(self, stream: str) -> list[Choice]:
         return [c for c in self._chosen if c.stream == stream and not is_quiet(c.value)]
 
@@ -437,8 +466,11 @@ def _loud_counts(chosen: list[Choice], key_of: Callable[[Choice], str]) -> list[
     return sorted(counts, key=lambda key: counts[key])
 
 
-def _size(trial: Trial) -> tuple[int, int, int, int]:
-    return (trial.fault_count, trial.steps, trial.loud, len(trial.chosen))
+def _size(trial: Trial) -> tuple[int, int, int, int, int]:
+    """Simpler is fewer faults, then fewer steps, then fewer draws off their
+    typical default, then fewer raw-bit lanes off it (fewer slow hops), then
+    fewer draws."""
+    return (trial.fault_count, trial.steps, trial.loud, trial.loud_lanes, len(trial.chosen))
 
 
 def builds_own_world(obj: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from seedbed._core import choices
 from seedbed._core.choices import Choice
+from seedbed._harness.shrink._lanes import lanes_off_typical
 from seedbed._harness.sweeps._record import error_bucket, first_line, leaf_error, mask_message
 from seedbed._harness.targets import run_target
 from seedbed.errors import UsageError
@@ -54,8 +55,14 @@ class Trial:
 
     @property
     def loud(self) -> int:
-        """How many choices differ from their quiet default."""
+        """How many choices deviate from their typical default."""
         return sum(1 for choice in self.chosen if not is_quiet(choice.value))
+
+    @property
+    def loud_lanes(self) -> int:
+        """How many 32-bit lanes of the raw-bit draws are off their typical middle
+        value (a batch of latencies: roughly, its hops that are not median)."""
+        return sum(lanes_off_typical(choice.value) for choice in self.chosen)
 
 
 def failure_of(error: BaseException | None) -> dict[str, Any] | None:
@@ -143,8 +150,10 @@ def asyncio_log_off() -> Iterator[None]:
 
 
 def is_quiet(value: Any) -> bool:
-    """Whether a recorded value is (most likely) its draw's quiet default."""
-    if value is None or value == 0 or value == "0x0":
+    """Whether a recorded value is its draw's typical default (logged as None) or
+    reads like one: the first option, a chance that did not happen, a zero wait,
+    the identity order (FIFO)."""
+    if value is None or (isinstance(value, int | float) and value == 0):
         return True
     if isinstance(value, str) and "," in value:
         return value.split(",") == [str(i) for i in range(value.count(",") + 1)]

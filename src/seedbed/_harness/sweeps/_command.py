@@ -71,3 +71,12 @@ def run_command(prefix: str, target: str, seed: int, options: dict[str, object])
         elif value is not None:
             words += [flag, str(value)]
     return shlex.join(words)
+
+
+def resume_command(argv: list[str], fallback: list[str]) -> str:
+    """The command that continues an interrupted sweep or search: as it was typed
+    (`fallback` when unknown), with `--resume` and without `--fresh`, which would
+    discard what it kept."""
+    args = [arg for arg in argv or fallback if arg != "--fresh"]
+    extra = [] if "--resume" in args else ["--resume"]
+    return f"{runner_prefix()} {shlex.join([*args, *extra])}"

@@ -4,9 +4,9 @@ The first pass runs the seeds in ascending order in workers with
 `PYTHONHASHSEED=0`, the second in descending order in workers with another
 hash seed. A seed whose trace hash or result differs depends on string-hash
 order (sets of strings) or on what ran before it in the same process
-(module-level state). Each divergent seed is then run once more, alone, in a
-fresh process per hash seed, recording its events, to name the first event
-that differs; when those two agree, the seed depended on its neighbours.
+(module-level state), or on entropy seedbed does not reach (C code). Each
+divergent seed is then run alone in fresh processes, recording its events
+(`_locate`), to name the first event that differs and its cause.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seedbed._core import describe_event
-from seedbed._core.tracefile import TraceFile, read_trace
+from seedbed._harness.sweeps._locate import first_difference, fresh_traces, own_entropy
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed.errors import UsageError
 
@@ -36,29 +35,22 @@ class Divergence:
 
     seed: int
     differences: list[str]  # "trace_hash: 1a2b... vs 3c4d..."
-    first_event: str  # the first differing event, or why there is none
+    first_event: str  # the first differing event and what it means, or why there is none
     replay: str
 
 
 def _run_pass(
     settings: Record, seeds: Iterable[int], jobs: int, folder: Path, hash_seed: str,
-    seed_timeout: float, traced: bool = False,
+    seed_timeout: float,
 ) -> dict[int, Record]:  # fmt: skip
     found: dict[int, Record] = {}
     pool = WorkerPool(settings, jobs, folder / f"logs-{hash_seed}", seed_timeout, hash_seed)
-    requests = [
-        {"seed": seed, **({"trace": str(_trace_path(folder, hash_seed, seed))} if traced else {})}
-        for seed in seeds
-    ]
+    requests = [{"seed": seed} for seed in seeds]
     try:
         pool.run(requests, lambda record: found.__setitem__(int(record["seed"]), record))
     finally:
         pool.close()
     return found
-
-
-def _trace_path(folder: Path, hash_seed: str, seed: int) -> Path:
-    return folder / f"seed-{seed}-hash-{hash_seed}.jsonl"
 
 
 def _differences(first: Record, second: Record) -> list[str]:
@@ -69,42 +61,37 @@ def _differences(first: Record, second: Record) -> list[str]:
     ]
 
 
-def first_difference(first: TraceFile, second: TraceFile) -> str:
-    """The first event where two recordings of one seed differ, both sides shown."""
-    for index, (a, b) in enumerate(zip(first.events, second.events, strict=False)):
-        if tuple(a) != tuple(b):
-            return _shown(index, describe_event(a), describe_event(b))
-    index = min(len(first.events), len(second.events))
-    mine = describe_event(first.events[index]) if index < len(first.events) else "(end of trace)"
-    theirs = (
-        describe_event(second.events[index]) if index < len(second.events) else "(end of trace)"
-    )
-    return _shown(index, mine, theirs)
-
-
-def _shown(index: int, first: str, second: str) -> str:
-    a, b = HASH_SEEDS
-    return (
-        f"first differing event {index}\n    PYTHONHASHSEED={a}: {first}\n"
-        f"    PYTHONHASHSEED={b}: {second}"
-    )
-
-
 def _locate(settings: Record, seed: int, folder: Path, seed_timeout: float) -> str:
-    """Rerun one seed alone in a fresh process per hash seed and compare the events."""
-    for hash_seed in HASH_SEEDS:
-        _run_pass(settings, [seed], 1, folder, hash_seed, seed_timeout, traced=True)
-    paths = [_trace_path(folder, hash_seed, seed) for hash_seed in HASH_SEEDS]
-    if not all(path.exists() for path in paths):
+    """Rerun one seed alone in fresh processes, traced, and say where and why it differs.
+
+    Twice under PYTHONHASHSEED=0 and once under 1: two fresh runs under one
+    hash seed that differ mean entropy outside the seed (C code's, when the
+    first difference is a delivery's bytes); agreeing fresh runs that differ
+    by hash seed mean string-hash order; agreeing ones, state between seeds.
+    """
+    runs = fresh_traces(settings, seed, folder, seed_timeout, ("0", "0", HASH_SEEDS[1]))
+    if any(run is None for run in runs):
         return "no trace to compare: the seed crashed or timed out when run alone"
-    first, second = (read_trace(path) for path in paths)
-    if first.end.get("hash") == second.end.get("hash") and first.events == second.events:
+    first, again, other = (run for run in runs if run is not None)
+    own = first_difference(first, again)
+    if own is not None:
+        shown = own.shown(("fresh process 1", "fresh process 2"))
+        if own.delivery is not None:
+            return f"{shown}\n  {own_entropy(own)}"
         return (
-            "run alone in fresh processes, the seed ran the same under both hash seeds: "
-            "its result depends on the seeds run before it in the same process "
-            "(state kept at module level?)"
+            f"{shown}\n  two fresh processes under one hash seed ran it differently: "
+            "something outside the seed decides (a real clock, the heap, entropy seedbed "
+            "does not reach)"
         )
-    return first_difference(first, second)
+    hashed = first_difference(first, other)
+    if hashed is not None:
+        a, b = HASH_SEEDS
+        return hashed.shown((f"PYTHONHASHSEED={a}", f"PYTHONHASHSEED={b}"))
+    return (
+        "run alone in fresh processes, the seed ran the same under both hash seeds: "
+        "its result depends on the seeds run before it in the same process "
+        "(state leaking between seeds: kept at module level?)"
+    )
 
 
 def check_determinism(

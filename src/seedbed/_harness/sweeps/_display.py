@@ -21,6 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from seedbed._core.printable import terminal
 from seedbed._harness.sweeps._record import FAILED, record_identity
 from seedbed._harness.sweeps._summary import Summary
 from seedbed.errors import view_command
@@ -86,6 +87,12 @@ class LiveProgress:
                          rate=f"{self.rate():.1f} seeds/s")  # fmt: skip
         self.tick()
 
+    def failed_again(self, record: Record) -> None:
+        """A seed already counted failed on a second look (its recheck differed)."""
+        self.failed += 1
+        self._announce(record)
+        self._bar.update(self._task, completed=self.done, failed=self.failed)
+
     def tick(self) -> None:
         now = time.monotonic()
         if not self.interactive and now - self._last_status >= _STATUS_EVERY:
@@ -106,7 +113,7 @@ class LiveProgress:
         if bucket in self._buckets:
             return
         self._buckets.add(bucket)
-        line = f"new failure, seed {record['seed']}: {bucket}"
+        line = terminal(f"new failure, seed {record['seed']}: {bucket}")  # the program's text
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)  # above the bar
 
 
@@ -163,11 +170,48 @@ def _assertion_lines(summary: Summary) -> list[str]:
     lines = [f"assertions ({len(summary.assertions)}):"]
     for message, entry in sorted(summary.assertions.items()):
         where = f" at {entry['location']}" if entry.get("location") else ""
-        lines.append(
-            f"  {entry['kind']} {message!r}{where}: true in {entry['seeds_true']} of "
-            f"{summary.seeds} seeds ({entry['true']} of {entry['evaluated']} evaluations)"
-        )
+        lines.append(f"  {entry['kind']} {message!r}{where}: {_verdict(entry, summary.seeds)}")
     for message in summary.never_true:
         entry = summary.assertions[message]
         lines.append(f"  never true: {entry['kind']} {message!r}: no seed reached it")
+    return lines
+
+
+def _verdict(entry: dict[str, Any], seeds: int) -> str:
+    """How a claim fared: an `always`, invariant or `unreachable` by the seeds that
+    broke it; a `sometimes`, `reachable` or liveness property by the seeds it held in."""
+    counts = f"({entry['true']} of {entry['evaluated']} evaluations true)"
+    kind = entry["kind"]
+    if kind in ("always", "invariant", "unreachable"):
+        broken = entry.get("seeds_broken", 0)
+        if not broken:
+            verb = "never reached" if kind == "unreachable" else "held"
+            return f"{verb} in all {seeds} seeds {counts}"
+        verb = "reached" if kind == "unreachable" else "broke"
+        return (f"{verb} in {broken} of {seeds} seeds (first: seed {entry['first_broken_seed']}) "
+                f"{counts}")  # fmt: skip
+    if not entry["evaluated"]:
+        return f"never evaluated in {seeds} seeds (declared in the code)"
+    return f"true in {entry['seeds_true']} of {seeds} seeds {counts}"
+
+
+def recheck_lines(summary: Summary, share: int, *, on_dask: bool = False) -> list[str]:
+    """How many seeds the sweep ran twice to check itself, and what it found."""
+    if on_dask:
+        return ["recheck: not on a Dask cluster (no worker to pin a rerun to): no seed run twice"]
+    if share <= 0:
+        return ["recheck: off (--recheck 0): no seed was run twice"]
+    how = f"1 in {share}, in the worker that ran it, after other seeds"
+    if not summary.recheck_differed:
+        return [f"rechecked {summary.rechecked} of {summary.seeds} seeds ({how}): each the same"]
+    differed = ", ".join(str(seed) for seed in summary.recheck_differed)
+    lines = [
+        f"rechecked {summary.rechecked} of {summary.seeds} seeds ({how}): "
+        f"{len(summary.recheck_differed)} ran differently (seed {differed}): nondeterminism, "
+        "a failure"
+    ]
+    for seed in summary.recheck_differed:
+        where = summary.recheck_found.get(seed)
+        if where is not None:
+            lines.append(f"  seed {seed}: " + where.replace("\n", "\n  "))
     return lines

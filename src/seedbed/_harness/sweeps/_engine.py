@@ -25,12 +25,15 @@ from typing import Any
 
 import click
 
+from seedbed._core.printable import terminal
 from seedbed._core.version import VERSION as SEEDBED_VERSION
-from seedbed._harness.sweeps._command import runner_prefix
+from seedbed._harness.sweeps._command import resume_command, runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
-from seedbed._harness.sweeps._display import LiveProgress, summary_lines
+from seedbed._harness.sweeps._declared import declared
+from seedbed._harness.sweeps._display import LiveProgress, recheck_lines, summary_lines
 from seedbed._harness.sweeps._folder import claim, locked
 from seedbed._harness.sweeps._pool import WorkerPool
+from seedbed._harness.sweeps._recheck import DEFAULT_SHARE, Rechecks
 from seedbed._harness.sweeps._results import VERSION, Results, ResultsWriter, read_results
 from seedbed._harness.sweeps._summary import Summary, summarize
 from seedbed.errors import UsageError
@@ -58,6 +61,7 @@ class SweepSpec:
     argv: list[str] = field(default_factory=list)  # to print the command that resumes
     scheduler: str | None = None  # a Dask scheduler (tcp://HOST:PORT or local:N): run there
     max_failures: int | None = None  # stop once this run found this many failing seeds
+    recheck: int = DEFAULT_SHARE  # run 1 seed in this many twice in its worker; 0: never
 
     @property
     def seeds(self) -> range:
@@ -117,7 +121,7 @@ def _open_results(spec: SweepSpec, header: Record) -> tuple[Results, ResultsWrit
     path = spec.results_path
     claimed = claim(path, header, resume=spec.resume, fresh=spec.fresh)
     if claimed.moved_to is not None:
-        click.echo(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
+        _say(f"--fresh: moved the earlier results to {claimed.moved_to}", err=True)
     writer = ResultsWriter(path, keep_bytes=claimed.keep_bytes)
     try:
         writer.append(header)
@@ -158,7 +162,10 @@ def _locked_sweep(spec: SweepSpec) -> int:
     progress = LiveProgress(spec.count, len(finished), failed)
     found_before = failed  # --max-failures counts the failures this run finds
 
-    def on_record(record: Record) -> None:
+    share = spec.recheck if spec.scheduler is None else 0  # Dask: no worker to pin it to
+    rechecks = Rechecks(settings, spec.seeds, share, spec.out / "rechecks", spec.seed_timeout)
+
+    def write(record: Record) -> None:
         try:
             writer.append(record)  # on disk before anyone hears of it
         except OSError as exc:  # a full disk, a quota: the seeds before it are safe
@@ -166,7 +173,19 @@ def _locked_sweep(spec: SweepSpec) -> int:
                 f"cannot write {spec.results_path} ({exc.strerror or exc}); every seed before "
                 f"this one is kept: make room, then continue with: {_resume_command(spec)}"
             ) from None
-        progress.seed_done(record)
+
+    def on_record(record: Record) -> None:
+        if record.get("recheck") is True:  # the rerun's worker died or timed out
+            record = rechecks.lost_rerun(record)
+        if record.get("kind") == "recheck":
+            for line in rechecks.answered(record):
+                write(line)
+                if line.get("kind") == "seed" and line.get("first_status") == "pass":
+                    progress.failed_again(line)
+        else:
+            write(record)
+            rechecks.ran(record)
+            progress.seed_done(record)
         if spec.max_failures is not None and progress.failed - found_before >= spec.max_failures:
             raise _EnoughFailures(_enough(spec.max_failures))
 
@@ -174,7 +193,11 @@ def _locked_sweep(spec: SweepSpec) -> int:
         with _stop_on_terminate():
             pool = _pool(spec, settings, len(todo))  # reaching a Dask cluster may take seconds
             with progress:
-                pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
+                if isinstance(pool, WorkerPool):
+                    pool.run(({"seed": seed} for seed in todo), on_record, progress.tick,
+                             rechecks.follow_up, rechecks.gap)  # fmt: skip
+                else:
+                    pool.run(({"seed": seed} for seed in todo), on_record, progress.tick)
     except KeyboardInterrupt:
         stopped = "Ctrl-C"
     except _Stopped as stop:
@@ -211,19 +234,22 @@ def _signals_ignored() -> Iterator[None]:
 
 
 def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int:
-    records = [r for s, r in read_results(spec.results_path).seeds.items() if s in spec.seeds]
-    summary = summarize(records)
+    results = read_results(spec.results_path)
+    records = [r for s, r in results.seeds.items() if s in spec.seeds]
+    rechecks = [r for s, r in results.rechecks.items() if s in spec.seeds]
+    summary = summarize(records, declared(spec.target), rechecks)
     lines = _headline(spec, summary, progress, stopped)
     lines += summary_lines(summary, traceback=spec.traceback)
+    lines += recheck_lines(summary, spec.recheck, on_dask=spec.scheduler is not None)
     if spec.require_sometimes and summary.never_true:
         lines.append(f"--require-sometimes: {len(summary.never_true)} never true, a failure")
     lines.append(f"results: {spec.results_path}")
     if stopped:
         lines.append(f"continue it with: {_resume_command(spec)}")
     for line in lines:
-        click.echo(line, err=spec.as_json)
+        _say(line, err=spec.as_json)
     if spec.as_json:
-        click.echo(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
+        _say(json.dumps(_json_summary(spec, summary, progress, stopped), sort_keys=True))
     if stopped in EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED[stopped]
     if stopped and spec.max_failures is not None and stopped == _enough(spec.max_failures):
@@ -232,6 +258,11 @@ def _finish(spec: SweepSpec, progress: LiveProgress, stopped: str | None) -> int
         return 129
     unmet = spec.require_sometimes and summary.never_true
     return 1 if summary.failed or unmet else 0
+
+
+def _say(line: str, *, err: bool = False) -> None:
+    """Print a line; buckets, messages and tracebacks are the program's text, escaped."""
+    click.echo(terminal(line), err=err)  # noqa: TID251 (as `seedbed.cli._guard.echo` does)
 
 
 def _enough(limit: int) -> str:
@@ -257,9 +288,7 @@ def _command(spec: SweepSpec) -> str:
 
 
 def _resume_command(spec: SweepSpec) -> str:
-    args = [arg for arg in spec.argv or ["sweep", spec.target] if arg != "--fresh"]
-    extra = [] if "--resume" in args else ["--resume"]  # --fresh would discard what it kept
-    return f"{runner_prefix()} {shlex.join([*args, *extra])}"
+    return resume_command(spec.argv, ["sweep", spec.target])
 
 
 def _json_summary(

@@ -7,7 +7,10 @@ Two duties, both checked before a seed runs:
   refused while the first runs. The lock belongs to the open file, so the
   kernel releases it on any exit of the holder, SIGKILL included: a lock file
   left behind by a killed sweep is stale by construction and is simply locked
-  again, with nothing to detect or clean up.
+  again, with nothing to detect or clean up. `seedbed explore` locks its
+  folder the same way (`Holder("search", "explore", "explore.lock")`). A
+  folder that cannot be written (read-only, not ours) is refused here, in one
+  line naming it, before anything runs.
 - **The claim.** `claim(path, header, ...)` decides what happens to a results
   file already there: `--resume` continues it (same target and options),
   `--fresh` moves it aside to the first free `results.N.jsonl` and says so,
@@ -17,6 +20,7 @@ Two duties, both checked before a seed runs:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -33,22 +37,41 @@ from seedbed.errors import UsageError
 LOCK_NAME = "sweep.lock"
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Who locks a folder, for the refusals: what it is, its command, its lock file."""
+
+    noun: str = "sweep"
+    command: str = "sweep"
+    lock_name: str = LOCK_NAME
+
+
+SWEEP = Holder()
+
+
 @contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold the folder's sweep lock for the block; refuse if another sweep holds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+def locked(folder: Path, holder: Holder = SWEEP) -> Iterator[None]:
+    """Hold the folder's lock for the block; refuse if another writer holds it."""
+    path = folder / holder.lock_name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write in {folder} (creating {path}: {exc.strerror or exc}): "
+            f"{holder.command} into a folder you can write, with --out DIR"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UsageError(
-                f"another sweep is writing {folder} (it holds {path}): wait for it to "
-                "finish, or sweep into another --out folder"
+                f"another {holder.noun} is writing {folder} (it holds {path}): wait for it "
+                f"to finish, or {holder.command} into another --out folder"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())  # for a curious user; the lock is the flock
+        with contextlib.suppress(OSError):  # for a curious user; the lock is the flock
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         yield
     finally:
         os.close(fd)  # releases the flock

@@ -7,6 +7,11 @@ seed that runs past the wall-clock limit (a CPU loop never advances virtual
 time, so no budget of the simulation can end it) has its worker killed and is
 recorded as a `timeout`. Workers run in their own session, so the terminal's
 Ctrl-C reaches only the sweep, which decides when they stop.
+
+A caller may answer a record with a follow-up request for the worker that
+sent it (`run`'s `follow_up`): it runs in that worker after `after` more of
+its requests, or as soon as nothing else is queued; a worker that dies hands
+its follow-ups to the others.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,10 @@ class _Worker:
     started: float = 0.0
     log_offset: int = 0
     pending: bytes = b""
+    answered: int = 0  # requests this worker answered
+    # Follow-ups for this worker alone (a sweep's rechecks): (answered count from
+    # which it may run, request), run once it answered that many or the queue is empty.
+    later: deque[tuple[int, Record]] = field(default_factory=deque)
 
 
 class WorkerPool:
@@ -72,23 +81,31 @@ class WorkerPool:
         self._selector = selectors.DefaultSelector()
         self._workers: dict[int, _Worker] = {}  # by slot
         self._queue: deque[Record] = deque()
+        self._follow_up: Callable[[Record], Record | None] = lambda record: None
+        self._after = 0
 
     def run(
         self,
         requests: Iterable[Record],
         on_record: Callable[[Record], None],
         on_tick: Callable[[], None] = lambda: None,
+        follow_up: Callable[[Record], Record | None] | None = None,
+        after: int = 0,
     ) -> None:
         """Run every request; call `on_record` with each answer as it arrives.
 
+        `follow_up(answer)` may return a request for the worker that answered,
+        run after `after` of its other requests (see the module doc).
         Raises `UsageError` when the target cannot run at all (it does not
         import, or it is not something seedbed can run).
         """
         self._queue.extend(requests)
+        if follow_up is not None:
+            self._follow_up, self._after = follow_up, after
         for slot in range(min(self._jobs, len(self._queue))):
             if slot not in self._workers:
                 self._spawn(slot)
-        while self._queue or any(w.request is not None for w in self._workers.values()):
+        while self._queue or any(w.request is not None or w.later for w in self._workers.values()):
             self._respawn_missing()
             for worker in list(self._workers.values()):
                 self._dispatch(worker)  # workers left idle by an earlier `run`
@@ -133,6 +150,8 @@ class WorkerPool:
 
     def _kill(self, worker: _Worker) -> None:
         self._workers.pop(worker.slot, None)
+        self._queue.extend(request for _, request in worker.later)  # another worker runs them
+        worker.later.clear()
         stdout = worker.process.stdout
         if stdout is not None:
             with contextlib.suppress(KeyError, ValueError):  # already unregistered
@@ -147,9 +166,14 @@ class WorkerPool:
     # -- requests and answers -------------------------------------------------
 
     def _dispatch(self, worker: _Worker) -> None:
-        if not self._queue or not worker.ready or worker.request is not None:
+        if not worker.ready or worker.request is not None:
             return
-        request = self._queue.popleft()
+        if worker.later and (worker.answered >= worker.later[0][0] or not self._queue):
+            request = worker.later.popleft()[1]
+        elif self._queue:
+            request = self._queue.popleft()
+        else:
+            return
         worker.request = request
         worker.started = time.monotonic()  # the watchdog's wall clock, never a run's
         worker.log_offset = _size(worker.log_path)
@@ -186,6 +210,10 @@ class WorkerPool:
             self._dispatch(worker)
             return
         worker.request = None
+        worker.answered += 1
+        later = self._follow_up(message)
+        if later is not None:
+            worker.later.append((worker.answered + self._after, later))
         self._dispatch(worker)  # keep the worker busy while the answer is written down
         on_record(message)
 
@@ -225,7 +253,10 @@ class WorkerPool:
         seed = int(request["seed"])
         settings = self._settings
         replay = run_command(settings["runner"], settings["target"], seed, settings["options"])
-        return lost(seed, replay, status, message, time.monotonic() - worker.started)
+        record = lost(seed, replay, status, message, time.monotonic() - worker.started)
+        if "recheck" in request:  # a follow-up's: the caller knows what it was
+            record["recheck"] = True
+        return record
 
     def _wait_time(self) -> float:
         deadlines = [

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seedbed._core import safejson
-from seedbed._core.files import MAX_LINE, NotRegular, regular_file
+from seedbed._core import jsonl, safejson
+from seedbed._core.files import MAX_LINE, NotRegular, open_regular
 from seedbed._core.validate import SEED_LIMIT
 from seedbed._harness.sweeps._record import STATUSES
 from seedbed.errors import UsageError
@@ -37,28 +37,25 @@ class Results:
 
     headers: list[Record] = field(default_factory=list)
     seeds: dict[int, Record] = field(default_factory=dict)
+    rechecks: dict[int, Record] = field(default_factory=dict)  # the latest per seed
     whole_bytes: int = 0  # the length up to the last complete line
 
 
 def read_results(path: Path) -> Results:
     """Read a results file; refuse a damaged one with the line that is wrong."""
+    results = Results()
     try:
-        regular_file(path)
-        data = path.read_bytes()
+        with open_regular(path) as stream:
+            for line in jsonl.lines(stream):
+                if not line.whole:  # no newline: cut short by a kill mid-write
+                    break
+                if line.raw.strip():
+                    _take(results, _parse(path, line))
+                results.whole_bytes = line.end
     except NotRegular as exc:
         raise UsageError(f"{exc}; move it away") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    results = Results()
-    offset = 0
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        end = offset + len(line) + 1
-        if end > len(data):  # no newline: cut short by a kill mid-write
-            break
-        offset = end
-        if line.strip():
-            _take(results, _parse(path, number, line))
-        results.whole_bytes = offset
     return results
 
 
@@ -70,17 +67,16 @@ _OBJECTS = ("faults", "assertions", "profile")
 _LARGEST = 2**62  # steps and seconds past this are damage, and would overflow a float sum
 
 
-def _parse(path: Path, number: int, line: bytes) -> Record:
-    if len(line) > MAX_LINE:
+def _parse(path: Path, line: jsonl.Line) -> Record:
+    number = line.number
+    if line.too_long:
         raise UsageError(
             f"{path}:{number}: a line longer than {MAX_LINE} bytes; move the file away"
         )
     try:
-        record = safejson.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, safejson.BadJSON) as exc:
+        record = jsonl.parse_object(line.raw)
+    except safejson.BadJSON as exc:
         raise UsageError(f"{path}:{number}: not a JSON line ({exc}); move the file away") from None
-    if not isinstance(record, dict):
-        raise UsageError(f"{path}:{number}: expected a JSON object; move the file away")
     problem = _problem(record)
     if problem is not None:
         raise UsageError(f"{path}:{number}: {problem}; move the file away")
@@ -142,6 +138,8 @@ def _take(results: Results, record: Record) -> None:
         results.headers.append(record)
     elif record.get("kind") == "seed":
         results.seeds[record["seed"]] = record
+    elif record.get("kind") == "recheck" and type(record.get("seed")) is int:
+        results.rechecks[record["seed"]] = record
 
 
 def check_resumable(path: Path, results: Results, header: Record) -> None:

@@ -6,7 +6,10 @@ line with a count, its smallest failing seed and the command that replays it.
 Scenario records add fault effectiveness (in how many seeds each fault was
 injected, and in how many it actually changed something) and the assertion
 catalog, where a `sometimes` that was never true means the test never reached
-the situation it was written for.
+the situation it was written for. The catalog counts, per claim, the seeds
+where it was true and those where it broke (an `always` or invariant false
+once, an `unreachable` reached), and lists every `sometimes` the target's
+code declares (`_declared`), reached or not.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from seedbed._harness.sweeps._record import FAILED, record_identity, relative_lo
 
 Record = dict[str, Any]
 _HOPEFUL = ("sometimes", "reachable")  # kinds that must be true at least once
+_KEPT = ("always", "invariant")  # kinds that break when false once
 
 
 @dataclass
@@ -53,6 +57,10 @@ class Summary:
     buckets: list[Bucket] = field(default_factory=list)
     faults: dict[str, dict[str, int]] = field(default_factory=dict)
     assertions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rechecked: int = 0  # seeds run a second time in their worker (see `_recheck`)
+    recheck_differed: list[int] = field(default_factory=list)
+    # Per seed whose recheck differed: where its runs part and why (`_locate`).
+    recheck_found: dict[int, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -79,17 +87,34 @@ class Summary:
             "faults": self.faults,
             "assertions": self.assertions,
             "never_true": self.never_true,
+            "rechecked": self.rechecked,
+            "recheck_differed": self.recheck_differed,
         }
 
 
-def summarize(records: Iterable[Record]) -> Summary:
-    """Fold seed records (in any order) into totals, buckets and catalogs."""
+def summarize(
+    records: Iterable[Record],
+    declared: dict[str, dict[str, str]] | None = None,
+    rechecks: Iterable[Record] = (),
+) -> Summary:
+    """Fold seed records (in any order) into totals, buckets and catalogs;
+    `declared` claims (message -> kind, location) no seed evaluated are listed
+    too, and the rechecks' records are folded into their count and the seeds
+    that differed."""
     summary = Summary()
+    for recheck in sorted(rechecks, key=lambda r: int(r["seed"])):
+        summary.rechecked += 1
+        if recheck.get("same") is not True:
+            summary.recheck_differed.append(int(recheck["seed"]))
     buckets: dict[str, Bucket] = {}
     for record in sorted(records, key=lambda r: int(r["seed"])):
         summary.seeds += 1
         status = str(record["status"])
         summary.statuses[status] = summary.statuses.get(status, 0) + 1
+        if isinstance(record.get("first_difference"), str):
+            changed = record.get("recheck_differences")
+            said = "; ".join(map(str, changed)) + "\n" if isinstance(changed, list) else ""
+            summary.recheck_found[int(record["seed"])] = said + record["first_difference"]
         if status in FAILED:
             summary.failing_seeds.append(int(record["seed"]))
             _add_to_bucket(buckets, record)
@@ -98,7 +123,16 @@ def summarize(records: Iterable[Record]) -> Summary:
         _add_faults(summary.faults, record.get("faults"))
         _add_assertions(summary.assertions, record.get("assertions"), record)
     summary.buckets = sorted(buckets.values(), key=lambda b: (-b.count, b.smallest_seed))
+    for message, entry in (declared or {}).items():
+        if message not in summary.assertions:
+            summary.assertions[message] = _new_entry(entry.get("kind"), entry.get("location"))
     return summary
+
+
+def _new_entry(kind: Any, location: Any) -> dict[str, Any]:
+    return {"kind": kind, "location": relative_location(location), "evaluated": 0, "true": 0,
+            "seeds_true": 0, "first_true_seed": None, "seeds_broken": 0,
+            "first_broken_seed": None}  # fmt: skip
 
 
 def _add_to_bucket(buckets: dict[str, Bucket], record: Record) -> None:
@@ -138,15 +172,25 @@ def _add_assertions(catalog: dict[str, dict[str, Any]], assertions: Any, record:
     for message, entry in assertions.items():
         if not isinstance(entry, dict):
             continue
-        merged = catalog.setdefault(
-            str(message),
-            {"kind": entry.get("kind"), "location": relative_location(entry.get("location")),
-             "evaluated": 0, "true": 0, "seeds_true": 0, "first_true_seed": None},
-        )  # fmt: skip
-        true = int(entry.get("true", 0))
-        merged["evaluated"] += int(entry.get("evaluated", 0))
+        merged = catalog.get(str(message))
+        if merged is None:
+            merged = catalog[str(message)] = _new_entry(entry.get("kind"), entry.get("location"))
+        true, evaluated = int(entry.get("true", 0)), int(entry.get("evaluated", 0))
+        merged["evaluated"] += evaluated
         merged["true"] += true
         if true:
             merged["seeds_true"] += 1
             if merged["first_true_seed"] is None:
                 merged["first_true_seed"] = int(record["seed"])
+        if _broke(merged["kind"], evaluated, true):
+            merged["seeds_broken"] += 1
+            if merged["first_broken_seed"] is None:
+                merged["first_broken_seed"] = int(record["seed"])
+
+
+def _broke(kind: Any, evaluated: int, true: int) -> bool:
+    """Whether a seed broke the claim: an `always` or invariant false once, an
+    `unreachable` reached (every evaluation of one is a reach)."""
+    if kind in _KEPT:
+        return true < evaluated
+    return kind == "unreachable" and evaluated > 0

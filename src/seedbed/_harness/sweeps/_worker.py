@@ -4,7 +4,9 @@ The protocol is JSON Lines over the worker's own pipes. The parent starts it
 with the sweep's settings as one JSON argument; the worker answers
 `{"kind": "ready"}` once the target imports (or `{"kind": "usage",
 "message": ...}` when it cannot), then reads `{"seed": N}` requests (with an
-optional `"trace": PATH`) and answers each with the seed's record. End of
+optional `"trace": PATH`) and answers each with the seed's record. A request
+with `"recheck": FINGERPRINT` runs a seed again and answers `{"kind":
+"recheck", "seed": N, "differences": [...]}` instead (see `_recheck`). End of
 input means stop. The user's code may print: its stdout is sent to stderr
 (the worker's log file), so it can never corrupt the protocol.
 
@@ -25,6 +27,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any
 
 from seedbed._harness.sweeps._command import run_command
+from seedbed._harness.sweeps._recheck import differences, fingerprint
 from seedbed._harness.sweeps._record import build
 from seedbed._harness.targets import resolve, run_seed
 from seedbed.aio._collect import between_runs
@@ -65,13 +68,35 @@ def _send(answers: IO[bytes], message: dict[str, Any]) -> None:
 
 
 def _answer(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
-    seed = int(request["seed"])
+    if "recheck" in request:
+        return _recheck(target, settings, request)
+    return _record(target, settings, int(request["seed"]), request.get("trace"))
+
+
+def _record(target: Any, settings: dict[str, Any], seed: int, trace: str | None) -> dict[str, Any]:
     replay = run_command(settings["runner"], settings["target"], seed, settings["options"])
     started = time.perf_counter()  # outside the run: the run patches the clocks only inside
-    outcome = run_seed(target, seed, settings["options"], request.get("trace"))
+    outcome = run_seed(target, seed, settings["options"], trace)
     record = build(seed, replay, outcome, time.perf_counter() - started)
     between_runs()  # a worker runs seed after seed: what they leave must go (see _collect)
     return record
+
+
+def _recheck(target: Any, settings: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """Run a seed again, after others, and compare it with its first run (`_recheck`).
+
+    A difference runs it once more with its trace kept, for the parent to find
+    where it parts from a fresh process's run.
+    """
+    seed = int(request["seed"])
+    again = _record(target, settings, seed, None)
+    changed = differences(request["recheck"], fingerprint(again))
+    answer = {"kind": "recheck", "seed": seed, "differences": changed,
+              "wall_time": again["wall_time"], "trace": None}  # fmt: skip
+    if changed and request.get("trace"):
+        _record(target, settings, seed, request["trace"])
+        answer["trace"] = request["trace"]
+    return answer
 
 
 # (the imported target, the settings, one request) -> its answer
