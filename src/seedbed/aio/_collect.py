@@ -21,18 +21,9 @@ is several stretches: `main`, then teardown; a world's `advance` calls make
 more), so a cycle made in one stretch and dropped in a later one is not
 collected inside the run; its finalizer runs after, outside the simulation.
 
-Limit (issue 42, item 6, open): what a run leaves alive is in the oldest
-generation afterwards (the stretch's last collection is a full one, and
-CPython promotes its survivors there). Dropped after the run (a future
-`run_until_complete` returned, held by a test runner past the loop's
-close), it waits for CPython's next full collection: 93,240 allocations for
-a future whose exception nobody retrieved, 591 on stock, where it is young.
-Counting the generations past their thresholds after a stretch brought that
-to 1,409, but moved a full collection, and its finalizers, into pytest's
-`compile()` at session end, where 3.11 raised `SystemError: AST constructor
-recursion depth mismatch`: it was reverted. A fix needs the survivors young
-(no API moves objects to a younger generation) or a full collection at a
-fixed point after they die.
+What a loop other code holds leaves alive after its runs is finalized at
+its close or before the next such loop is made, if it is garbage by then
+(`_leftovers`, issue 42 item 6).
 
 Between runs (`between_runs`): a process that runs seed after seed (a
 sweep's worker, `seedbed.sweep`, a test session) would never collect what
@@ -56,6 +47,7 @@ import gc
 import sys
 
 from seedbed._core.contract import require
+from seedbed.aio import _leftovers
 
 # Cost-table refills (of 256 steps each) between young collections: every
 # 4,096 steps. bench/gc_cost.py, instructions per sleep step against no
@@ -69,6 +61,7 @@ FULL_EVERY = 64
 GROWTH = 2
 FLOOR = 200_000
 _left = [0]  # blocks left by the last collection between runs
+_running = [0]  # stretches under way in this process (any thread)
 
 
 def collect_at(refills: int) -> None:
@@ -86,23 +79,38 @@ def collect_at(refills: int) -> None:
 
 
 class Stretch:
-    """The collector's state around one stretch of running."""
+    """The collector's state around one stretch of running.
 
-    __slots__ = ("was_enabled",)
+    `watch`: the loop is one other code holds, whose survivors it drops after
+    the loop is done with them (`_leftovers`).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("was_enabled", "watch")
+
+    def __init__(self, watch: bool = False) -> None:
         self.was_enabled = gc.isenabled()
+        self.watch = watch
+        _running[0] += 1
         gc.disable()
         gc.freeze()
 
     def collect(self) -> None:
         """The run's own garbage, finalized at the end of the stretch."""
         gc.collect()
+        if self.watch:
+            _leftovers.watch()
 
     def end(self) -> None:
         gc.unfreeze()
+        _running[0] -= 1
         if self.was_enabled:
             gc.enable()
+
+
+def at_boundary(forget: bool) -> bool:
+    """A held loop closed (`forget` false) or about to be made (true): what its
+    runs left is finalized if it is garbage (`_leftovers.at_boundary`)."""
+    return _leftovers.at_boundary(forget, running=_running[0] > 0)
 
 
 def between_runs() -> bool:

@@ -197,7 +197,7 @@ class SeedbedLoop(TaskWatch):
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
         _sockets.install()
-        collector = _collect.Stretch()
+        collector = _collect.Stretch(watch=self._standalone)
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
@@ -278,6 +278,8 @@ class SeedbedLoop(TaskWatch):
         self._st.ready.clear()
         self._st.timers.clear()
         self._st.router = None  # and what its lanes held
+        if self._standalone:  # what its runs left and other code dropped (see _collect)
+            _collect.at_boundary(forget=False)
 
     # -- the scheduler ------------------------------------------------------
 
