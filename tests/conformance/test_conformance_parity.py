@@ -3,13 +3,15 @@
 Each test is modelled on a case that behaved one way on stock asyncio and
 another on seedbed's loop: TLS over loopback (asyncio's `SSLProtocol` is a
 `BufferedProtocol`), a timer due now while callbacks stay ready, a signal
-sent to the process itself, a port bound and closed, bound again.
+sent to the process itself, a port bound and closed, bound again, the
+class names in reprs and in asyncio's own reports.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import os
 import signal
 import socket
@@ -233,3 +235,33 @@ def test_add_signal_handler_refuses_what_stock_refuses(run: Runner) -> None:
         return refused
 
     assert run(main) == ["RuntimeError", "ValueError", "ValueError"]
+
+
+def test_reprs_and_reports_name_stocks_classes(run: Runner) -> None:
+    """A suite's test that matches "Task exception was never retrieved" in its logs
+    (CPython's own do), or a repr, read seedbed's subclass names instead."""
+
+    async def main() -> tuple[list[str], list[str]]:
+        loop = asyncio.get_running_loop()
+        reports: list[str] = []
+        loop.set_exception_handler(lambda _, context: reports.append(context["message"]))
+
+        async def fail() -> None:
+            raise ValueError("nobody awaits this")
+
+        task = loop.create_task(fail())
+        future = loop.create_future()
+        future.set_exception(KeyError("nor this"))
+        timer, handle = loop.call_later(5, print), loop.call_soon(print)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # and the loop's done callbacks (seedbed's watch) have run
+        names = [repr(each).split()[0] for each in (task, future, timer, handle)]
+        timer.cancel()
+        handle.cancel()
+        del task, future
+        gc.collect()
+        return names, sorted(reports)
+
+    names, reports = run(main)
+    assert names == ["<Task", "<Future", "<TimerHandle", "<Handle"]
+    assert reports == ["Future exception was never retrieved", "Task exception was never retrieved"]
