@@ -137,11 +137,7 @@ def test_a_sweep_leaves_no_growing_heap(monkeypatch: Any) -> None:
 async def _unretrieved(fired: list[str]) -> asyncio.Future[None]:
     """The issue's case: a future whose exception nobody retrieves, returned by the run."""
     loop = asyncio.get_running_loop()
-
-    def report(_: object, context: dict[str, Any]) -> None:
-        fired.append(context["message"].split()[-1])  # "(Sim)Future ... never retrieved"
-
-    loop.set_exception_handler(report)
+    loop.set_exception_handler(lambda _, context: fired.append(context["message"]))
     future: asyncio.Future[None] = loop.create_future()
     try:
         raise ValueError("never retrieved")
@@ -174,7 +170,7 @@ def test_a_future_dropped_after_the_loop_closed_is_reported_as_the_next_loop_is_
         del held
         assert fired == []
         make().close()
-        assert fired == ["retrieved"]
+        assert fired == ["Future exception was never retrieved"]
     finally:
         gc.enable()
 
@@ -189,7 +185,7 @@ def test_a_survivor_dropped_before_the_close_is_reported_by_the_close() -> None:
         loop.close()
     finally:
         gc.enable()
-    assert fired == ["retrieved"]
+    assert fired == ["Future exception was never retrieved"]
 
 
 def test_no_full_collection_while_the_survivors_are_held_or_gone() -> None:
@@ -207,7 +203,7 @@ def test_no_full_collection_while_the_survivors_are_held_or_gone() -> None:
         assert _collect.at_boundary(forget=False) is False  # held: nothing to finalize
         del held
         assert _collect.at_boundary(forget=False) is True  # a dead cycle now
-        assert fired == ["retrieved"]
+        assert fired == ["Future exception was never retrieved"]
         assert _collect.at_boundary(forget=True) is False  # gone
     finally:
         gc.enable()
