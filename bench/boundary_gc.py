@@ -9,7 +9,9 @@ around `_collect.at_boundary`, and prints per suite: loops, boundaries, full
 collections, CPU milliseconds spent in all boundaries, and the objects the
 process tracks at the end. Then what one full collection costs, in CPU, a
 pytest process that has collected this repository's unit tests: what a
-collection at every boundary would have cost.
+collection at every boundary would have cost. The suites run a second time
+with the watching and asking turned off, for the process's whole CPU time
+to compare with.
 
     PYTHONHASHSEED=0 python bench/boundary_gc.py
 """
@@ -27,10 +29,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 PROBE = """
-import gc, json, os, time
-from seedbed.aio import _collect, _standalone
+import gc, json, os, resource, time
+from seedbed.aio import _collect, _leftovers, _standalone
 
 _real = _collect.at_boundary
+if os.environ.get("BOUNDARY_OFF") == "1":  # as before: nothing watched, nothing asked
+    _real = lambda forget: False
+    _leftovers.watch = lambda: None
+    _leftovers.watch_young = lambda awaited: None
 _seen = {"boundaries": 0, "collections": 0, "cpu_ms": 0.0}
 
 def _probe(forget):
@@ -45,6 +51,7 @@ _collect.at_boundary = _standalone.at_boundary = _probe
 
 def pytest_sessionfinish(session):
     _seen["objects"] = len(gc.get_objects())
+    _seen["process_cpu_s"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_utime, 2)
     with open(os.environ["BOUNDARY_PROBE_OUT"], "w") as out:
         json.dump(_seen, out)
 """
@@ -92,5 +99,8 @@ def heap() -> None:
 
 
 if __name__ == "__main__":
+    suites()
+    os.environ["BOUNDARY_OFF"] = "1"
+    print("-- the same without watching or asking (process_cpu_s to compare):")
     suites()
     heap()

@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from typing import Any
 
 from seedbed._core.contract import require
 from seedbed.aio import _leftovers
@@ -82,16 +83,18 @@ class Stretch:
     """The collector's state around one stretch of running.
 
     `watch`: the loop is one other code holds, whose survivors it drops after
-    the loop is done with them (`_leftovers`).
+    the loop is done with them (`_leftovers`); `awaited`, the future it runs.
     """
 
     __slots__ = ("was_enabled", "watch")
 
-    def __init__(self, watch: bool = False) -> None:
+    def __init__(self, watch: bool = False, awaited: asyncio.Future[Any] | None = None) -> None:
         self.was_enabled = gc.isenabled()
         self.watch = watch
         _running[0] += 1
         gc.disable()
+        if watch:
+            _leftovers.watch_young(awaited)
         gc.freeze()
 
     def collect(self) -> None:

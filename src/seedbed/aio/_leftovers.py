@@ -10,8 +10,9 @@ then: on 3.11 once inside pytest's `compile()`, which raised `SystemError:
 AST constructor recursion depth mismatch`.
 
 So on a loop other code holds (`new_event_loop`, the policy: a suite's),
-each stretch notes its survivors (`watch`): the ids of all of them, weak
-references to those that take one (those with a finalizer apart). When the
+each stretch notes its survivors (`watch`), and the task it runs
+(`watch_young`): the ids of all of them, weak references to those that take
+one (those with a finalizer apart). When the
 loop is closed, and before the next such loop is made (`at_boundary`), a
 full collection runs if one with a finalizer is garbage: its finalizer runs
 inside that seedbed call, before the next test's code, outside any run (no
@@ -25,8 +26,8 @@ survivors only, whether anything outside them refers to them (reference
 counts against the references among them); if not, they are a dead cycle.
 Conservative by design: anything not among the survivors, or reached from
 none of those that take a weak reference, counts as outside, so a cycle
-through an object made after the run (or before it) is left to CPython's
-collector, as is everything once the next loop is made.
+through an object made after the run (or before it and already old) is
+left to CPython's collector, as is everything once the next loop is made.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import asyncio
 import gc
 import sys
 import weakref
+from types import FrameType
 from typing import Any
 
 # Survivors watched at most; past it (or with a finalizer on an object that takes
@@ -46,11 +48,37 @@ _watched: list[weakref.ref[Any]] = []  # and of those, the ones with a finalizer
 _blind = [False]
 
 
+def watch_young(awaited: asyncio.Future[Any] | None) -> None:
+    """Note the future a stretch runs and its coroutine, made just before it:
+    it freezes them, so they leave it old too, and a dead cycle can run
+    through them (the loop's frame holds them; see `_note_stack`)."""
+    if awaited is not None:
+        coro = awaited.get_coro() if isinstance(awaited, asyncio.Task) else None
+        _note([awaited] if coro is None else [awaited, coro])
+
+
 def watch() -> None:
     """Note the stretch's survivors. Called right after its last collection, while
     the heap from before it is frozen: every object the collector lists is then
     one the stretch made and left alive (a pass like that collection's)."""
-    for obj in gc.get_objects():
+    _note(gc.get_objects())
+    _note_stack()
+
+
+def _note_stack() -> None:
+    """The ids of the frames under way (the loop's, its caller's, the test
+    runner's). An executing frame's object is untracked, so the collector does
+    not list it; but a frame object that outlives its frame (a traceback's)
+    links its caller's when it ends, and so on up: a future's exception can
+    hold the whole chain, and the run's task in the loop's frame, in a cycle."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        _made.add(id(frame))
+        frame = frame.f_back
+
+
+def _note(objects: list[Any]) -> None:
+    for obj in objects:
         _made.add(id(obj))
         finalized = hasattr(type(obj), "__del__")
         try:

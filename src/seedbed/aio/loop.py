@@ -197,7 +197,7 @@ class SeedbedLoop(TaskWatch):
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
         _sockets.install()
-        collector = _collect.Stretch(watch=self._standalone)
+        collector = _collect.Stretch(self._standalone, st.awaited)
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
