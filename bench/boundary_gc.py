@@ -36,7 +36,7 @@ _real = _collect.at_boundary
 if os.environ.get("BOUNDARY_OFF") == "1":  # as before: nothing watched, nothing asked
     _real = lambda forget: False
     _leftovers.watch = lambda: None
-    _leftovers.watch_young = lambda awaited: None
+    _leftovers.watch_awaited = lambda awaited: None
 _seen = {"boundaries": 0, "collections": 0, "cpu_ms": 0.0}
 
 def _probe(forget):

@@ -94,7 +94,7 @@ class Stretch:
         _running[0] += 1
         gc.disable()
         if watch:
-            _leftovers.watch_young(awaited)
+            _leftovers.watch_awaited(awaited)
         gc.freeze()
 
     def collect(self) -> None:

@@ -10,11 +10,11 @@ then: on 3.11 once inside pytest's `compile()`, which raised `SystemError:
 AST constructor recursion depth mismatch`.
 
 So on a loop other code holds (`new_event_loop`, the policy: a suite's),
-each stretch notes its survivors (`watch`), and the task it runs
-(`watch_young`): the ids of all of them, weak references to those that take
-one (those with a finalizer apart). When the
-loop is closed, and before the next such loop is made (`at_boundary`), a
-full collection runs if one with a finalizer is garbage: its finalizer runs
+each stretch notes its survivors (`watch`, with the frames under way) and
+the task it runs (`watch_awaited`): the ids of all of them, weak references
+to those that take one (those with a finalizer apart). When the loop is
+closed, and before the next such loop is made (`at_boundary`), a full
+collection runs if one with a finalizer is garbage: its finalizer runs
 inside that seedbed call, before the next test's code, outside any run (no
 trace can see it).
 
@@ -48,7 +48,7 @@ _watched: list[weakref.ref[Any]] = []  # and of those, the ones with a finalizer
 _blind = [False]
 
 
-def watch_young(awaited: asyncio.Future[Any] | None) -> None:
+def watch_awaited(awaited: asyncio.Future[Any] | None) -> None:
     """Note the future a stretch runs and its coroutine, made just before it:
     it freezes them, so they leave it old too, and a dead cycle can run
     through them (the loop's frame holds them; see `_note_stack`)."""
