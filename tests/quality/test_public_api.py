@@ -45,6 +45,9 @@ PINNED = {
         "parse_jsonl", "parse_kv_log", "parse_txn_history", "reachable", "read_history",
         "read_jsonl", "read_txn_history", "register", "sometimes", "txns_from_history",
         "unreachable", "coverage", "maximize", "minimize",
+        "COLLECTION_MODELS", "CheckVerdict", "Finding", "HistoryOracle", "Validity",
+        "check_collection", "check_counter", "check_queue", "check_set", "check_unique_ids",
+        "parse_op_history", "read_op_history", "vacuous_reason",
     ],
     "seedbed.cli": ["SEED", "cli", "main"],
     "seedbed.errors": [

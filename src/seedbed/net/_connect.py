@@ -110,7 +110,7 @@ class Handshake:
             return await self.future  # the node is dead: never answered
         link = fabric.links.get(self.ref.name, self.dst)
         fabric.trace.emit("net.connect", self.ref.name, self.dst, self.port)
-        arrival = self.started + fabric.links.latency_ns(link)
+        arrival = fabric.links.due(link, self.started)
         fabric.at(arrival, self._syn_arrives, context=fabric.context)
         try:
             return await self.future
@@ -135,7 +135,7 @@ class Handshake:
                 "the listener at a (node, port) is the live one bound there",
                 server=server, at=(dst, self.port),
             )  # fmt: skip
-        back = fabric.clock.now + links.latency_ns(links.get(dst, src))
+        back = links.due(links.get(dst, src), fabric.clock.now)
         if (
             not isinstance(server, SimServer)
             or not server.accepting()
@@ -180,7 +180,7 @@ class Handshake:
             return
         fabric = self.fabric
         link = fabric.links.get(self.ref.name, self.dst)
-        arrival = sent + fabric.links.latency_ns(link)
+        arrival = fabric.links.due(link, sent)
         fabric.at(arrival, self._syn_arrives, context=fabric.context)
 
     def _open(self, server: SimServer) -> StreamEndpoint:

@@ -116,7 +116,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             self._send_noted(fabric.trace.notes, link, payload, dst, port, in_flight)
             return
         for _ in range(copies):
-            when = fabric.clock.now + fabric.links.latency_ns(link)
+            when = fabric.links.due(link, fabric.clock.now)
             fabric.at(
                 when,
                 _arrive,
@@ -139,7 +139,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         for copy in range(in_flight[0]):
             ident = f"{fabric.trace.count - 1}.{copy}"
             notes("dgram", ident, self.node, dst, port, summary(payload))
-            when = fabric.clock.now + fabric.links.latency_ns(link)
+            when = fabric.links.due(link, fabric.clock.now)
             fabric.at(
                 when, _arrive_noted, ident, fabric, link, self.address, dst, port, payload,
                 in_flight, context=fabric.context,
@@ -250,7 +250,7 @@ def _redeliver(
     payload: bytes,
     in_flight: list[int],
 ) -> None:
-    when = fabric.clock.now + fabric.links.latency_ns(link)
+    when = fabric.links.due(link, fabric.clock.now)
     fabric.at(
         when, _arrive, fabric, link, source, dst, port, payload, in_flight, context=fabric.context
     )
@@ -276,7 +276,7 @@ def _arrive_noted(
         return
 
     def redeliver() -> None:
-        when = fabric.clock.now + fabric.links.latency_ns(link)
+        when = fabric.links.due(link, fabric.clock.now)
         fabric.at(
             when, _arrive_noted, ident, fabric, link, source, dst, port, payload, in_flight,
             context=fabric.context,

@@ -117,6 +117,10 @@ class SimNetwork:
         """Repair every partition and release every hold."""
         self._fabric.links.heal()
 
+    def stop_stalls(self) -> None:
+        """No stall episode from now on; one in progress ends now."""
+        self._fabric.links.stop_stalls(self._fabric.clock.now)
+
     def random_halves(
         self, *, among: list[str] | None = None, add: bool = False
     ) -> tuple[list[str], list[str]]:
