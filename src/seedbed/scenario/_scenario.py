@@ -55,7 +55,7 @@ from seedbed.errors import (
     UsageError,
 )
 from seedbed.faults._hooks import assertions_of, hooks_of
-from seedbed.faults._nemesis import Nemesis
+from seedbed.faults._nemesis import Nemesis, link_stall_counts
 from seedbed.faults._profile import FaultProfile
 from seedbed.faults._swarm import Swarm, parse_faults
 from seedbed.faults._upgrades import RollingUpgrade
@@ -358,6 +358,11 @@ class _Run:
                     base.duplicate_probability, profile.datagram_duplicate_probability
                 ),
             )
+        if profile is not None and profile.link_stall_per_second:
+            base = options.get("network") or NetworkConfig()
+            options["network"] = dataclasses.replace(
+                base, stall_per_second=base.stall_per_second + profile.link_stall_per_second
+            )
         sim = Simulation(seed, trace=trace, **options)
         profile_data = profile.as_dict() if profile is not None else None
         sim.trace_header.update({"scenario": self.scenario.name, "profile": profile_data})
@@ -449,6 +454,7 @@ class _Run:
         # keeps pausing leaders would fail liveness by design, not by a bug.
         hooks_of(sim.loop).configure(buggify=False, failpoint_probability=0.0)
         sim.heal()
+        sim.stop_stalls()  # the network's own stall episodes are faults too, for liveness
         for node in sim.nodes.all():
             if not node.up and not (node.kind == "client" and node.result.done()):
                 sim.restart(node.name)
@@ -475,6 +481,9 @@ class _Run:
 
     def _faults(self) -> dict[str, dict[str, int]]:
         counts = dict(self.nemesis.counts) if self.nemesis is not None else {}
+        stalls = link_stall_counts(self.sim)
+        if stalls["injected"] or (self.profile is not None and self.profile.link_stall_per_second):
+            counts["link_stall"] = stalls  # the network's own, on by default
         if self.upgrades is not None:
             counts["upgrade"] = self.upgrades.counts
         return counts
