@@ -21,9 +21,11 @@ doing transactions, on 1-5 ms network hops (5-60 ms in
 - liveness, after the faults stop (`settled`): one leader, every replica
   following it in its term, all at one commit index, none damaged;
 - liveness, after the faults stop (`progressed`): at least `min_ok` client
-  operations succeeded. Clients keep working past the planned time until
-  they have, so faults that blocked every operation while they lasted are
-  no failure, but a store that cannot make progress once they stop is;
+  operations succeeded, a get and a transaction among them (else the
+  histories' checks could not refuse anything: a false green). Clients
+  keep working past the planned time until they have, so faults that
+  blocked every operation while they lasted are no failure, but a store
+  that cannot make progress once they stop is;
 - at the end (`consistent`): the single-key history is linearizable
   (`seedbed.check`), and the transactions are serializable, by inference
   and in the log's order (`workload`'s model).
@@ -317,9 +319,10 @@ class KVWorld:
         return self.cluster.settled()
 
     def progressed(self) -> bool:
-        """Liveness: at least `min_ok` client operations succeeded."""
+        """Liveness: at least `min_ok` client operations succeeded, and the histories
+        can show their properties (a get succeeded, a transaction committed)."""
         assert self.workload is not None
-        return self.workload.ok_count >= self.plan.min_ok
+        return self.workload.ok_count >= self.plan.min_ok and self.workload.shows()
 
     def consistent(self) -> bool:
         """Once settled and progressed: the histories check out (fails the run if not)."""

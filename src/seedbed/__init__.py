@@ -5,7 +5,7 @@ code runs on a deterministic event loop with virtual time, every choice drawn
 from one seed, so a failure found under a seed replays bit for bit.
 """
 
-from seedbed import fs
+from seedbed import fs, services
 from seedbed._core.version import VERSION as __version__
 from seedbed._harness.selfcheck import check_determinism
 from seedbed.aio import (
@@ -97,6 +97,7 @@ __all__ = [
     "reachable",
     "replay",
     "run",
+    "services",
     "sometimes",
     "swarm",
     "unreachable",

@@ -98,11 +98,10 @@ def context_of(error: BaseException | None) -> RunContext | None:
 def view_command(replay: str) -> str | None:
     """The `seedbed view` command drawing the run a `seedbed run` command replays
     (view takes run's flags), or None when the replay is a Python call."""
-    for launcher in ("seedbed run ", " -m seedbed run "):
-        head, found, flags = replay.partition(launcher)
-        if found and (head == "" or launcher.startswith(" ")):
-            return head + launcher.replace("run", "view") + flags
-    return None
+    if replay.startswith("seedbed run "):
+        return "seedbed view " + replay[len("seedbed run ") :]
+    head, found, flags = replay.partition(" seedbed run ")  # uv run ..., python -m ...
+    return head + " seedbed view " + flags if found else None
 
 
 class SimulationFailure(SeedbedError):

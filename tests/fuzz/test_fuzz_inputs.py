@@ -23,7 +23,14 @@ from hypothesis import strategies as st
 import seedbed
 from seedbed import UsageError
 from seedbed._core.tracefile import read_trace
-from seedbed.check import MODELS, linearizable, parse_history
+from seedbed.check import (
+    COLLECTION_MODELS,
+    MODELS,
+    check_collection,
+    linearizable,
+    parse_history,
+    parse_op_history,
+)
 from seedbed.check._history import Event, History
 
 EXAMPLES = int(os.environ.get("SEEDBED_FUZZ_EXAMPLES", "150"))
@@ -182,6 +189,87 @@ def test_checker_takes_any_value_a_recorder_holds(values: list[tuple[str, Any, A
         events.append(Event(process, "invoke", f, argument))
         events.append(Event(process, "ok", f, result))
     _check_all_models(History(events, "<recorder>"))
+
+
+# -- the collection checkers' histories (set, queue, counter, unique ids) --------
+
+COLLECTION_FUNCTIONS = ["add", "read", "enqueue", "dequeue", "drain", "generate", "txn"]
+op_values = st.sampled_from(
+    ["nil", "1", "-3", "1.5", "true", ":k", '"s"', "#{}", "#{1 2}", "#{1 1}", "[1 [2]]",
+     "{:a 1}", "{[1] 2}", "#{#{1}}", "9" * 5000, _deep(3000, "[", "]"), _deep(3000, "#{", "}")]
+)  # fmt: skip
+op_edn_lines = st.one_of(
+    st.builds(
+        "{{:type :{}, :f :{}, :value {}, :process {}}}".format,
+        st.sampled_from(["invoke", "ok", "fail", "info", "bogus"]),
+        st.sampled_from(COLLECTION_FUNCTIONS),
+        op_values,
+        st.sampled_from(["0", "1", ":nemesis", "[1]", "{}", '"p"', "nil"]),
+    ),
+    st.text(max_size=30).map(lambda t: "{:" + t),
+    st.text(max_size=30),
+)
+op_event_objects = st.fixed_dictionaries(
+    {
+        "process": st.one_of(st.integers(0, 3), scalars),
+        "type": st.sampled_from(["invoke", "ok", "fail", "info"]),
+        "f": st.sampled_from(COLLECTION_FUNCTIONS),
+        "value": json_values,
+    }
+)
+
+
+@st.composite
+def op_history_texts(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        lines = draw(st.lists(op_edn_lines, max_size=10))
+    else:
+        lines = draw(st.lists(st.one_of(op_event_objects.map(_json_text), json_lines), max_size=10))
+    return "\n".join(lines) + "\n"
+
+
+def _check_all_collections(history: History) -> None:
+    for model in COLLECTION_MODELS:
+        try:
+            verdict = check_collection(history, model)
+        except UsageError as exc:  # the history does not fit the model: one line
+            assert "\n" not in str(exc)
+        else:
+            assert str(verdict.outcome) in ("valid", "invalid", "vacuous")
+            assert verdict.explain() and json.dumps(verdict.to_json())
+
+
+@FUZZ
+@given(text=op_history_texts())
+def test_collection_readers_and_checkers_accept_or_refuse(text: str) -> None:
+    try:
+        history = parse_op_history(text, "fuzz.edn")
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+        return
+    _check_all_collections(history)
+
+
+@FUZZ
+@given(
+    values=st.lists(
+        st.tuples(
+            st.sampled_from(COLLECTION_FUNCTIONS),
+            st.one_of(json_values, st.sets(st.integers(0, 3)), st.just(10**5000)),
+            st.one_of(json_values, st.sets(st.text(max_size=2)), st.just([10**5000])),
+        ),
+        max_size=6,
+    )
+)
+def test_collection_checkers_take_any_value_a_recorder_holds(
+    values: list[tuple[str, Any, Any]],
+) -> None:
+    """Values recorded in memory (sets, dicts, huge ints) check or refuse in one line."""
+    events = []
+    for process, (f, argument, result) in enumerate(values):
+        events.append(Event(process, "invoke", f, argument))
+        events.append(Event(process, "ok", f, result))
+    _check_all_collections(History(events, "<recorder>"))
 
 
 # -- configs -------------------------------------------------------------------

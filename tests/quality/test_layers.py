@@ -40,7 +40,7 @@ def test_the_layers_are_the_ones_design_md_names() -> None:
     names = [name for layer in LAYERS for name in layer.names]
     assert names == [
         "__main__", "cli", "pytest_plugin", "sweep", "_view", "_harness", "_lint", "scenario",
-        "check", "faults", "world", "net", "fs", "aio", "_core", "errors",
+        "check", "services", "faults", "world", "net", "fs", "aio", "_core", "errors",
     ]  # fmt: skip
 
 

@@ -31,6 +31,7 @@ PINNED = {
         "always", "buggify", "check_determinism", "checkpoint", "current_node", "failpoint",
         "fs", "new_event_loop", "reachable", "replay", "run", "sometimes", "unreachable",
         "coverage", "maximize", "minimize", "swarm", "Swarm", "eventually", "leads_to",
+        "services",
     ],
     "seedbed.aio": [
         "EventLoopPolicy", "LoopConfig", "RunResult", "SeedbedLoop", "checkpoint",
@@ -45,6 +46,9 @@ PINNED = {
         "parse_jsonl", "parse_kv_log", "parse_txn_history", "reachable", "read_history",
         "read_jsonl", "read_txn_history", "register", "sometimes", "txns_from_history",
         "unreachable", "coverage", "maximize", "minimize", "eventually", "leads_to",
+        "COLLECTION_MODELS", "CheckVerdict", "Finding", "HistoryOracle", "Validity",
+        "check_collection", "check_counter", "check_queue", "check_set", "check_unique_ids",
+        "parse_op_history", "read_op_history", "vacuous_reason",
     ],
     "seedbed.cli": ["SEED", "cli", "main"],
     "seedbed.errors": [
@@ -69,6 +73,7 @@ PINNED = {
         "pytest_runtest_makereport", "seed", "seedbed_run",
     ],
     "seedbed.scenario": ["FailureReport", "Scenario", "ScenarioResult"],
+    "seedbed.services": ["Nats", "NatsOptions", "Redis", "RedisOptions"],
     "seedbed.sweep": ["SeedFailure", "SweepResult", "summarize", "sweep"],
     "seedbed.world": ["ClockConfig", "Simulation", "SimulationResult", "current_node"],
 }  # fmt: skip

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from seedbed import Simulation, always
+from seedbed import NetworkConfig, Simulation, always
 from seedbed.check import Recorder
 
 HOSTILE = '</script><!--"><img src=x onerror="window.__pwned=1">\u202eevil javascript:alert(1)'
@@ -35,7 +35,9 @@ def world(
     # Exact timers: its faults strike at whole milliseconds, and on the default
     # 1 ms tick its rounds begin there too, so no message is ever in flight
     # when the link closes (swarm's fault times are drawn, not round numbers).
-    sim = Simulation(seed=seed, trace=trace, replay=replay, clock_resolution=0)
+    # No stall episodes either: only the faults it plans slow a request.
+    quiet = NetworkConfig(stall_per_second=0.0)
+    sim = Simulation(seed=seed, trace=trace, replay=replay, clock_resolution=0, network=quiet)
     recorder = Recorder()
 
     async def serve() -> None:

@@ -169,3 +169,47 @@ def test_the_primitives_are_the_stdlibs_again_after_a_run() -> None:
     _run_inside(lambda: None)
     assert threading.Event.wait is original
     assert not threading.Event().wait(0.001)  # a real, short wait outside a run
+
+
+def test_executor_work_queued_before_the_loop_runs_cannot_wait_for_it() -> None:
+    """CPython's test_asyncio calls `run_in_executor` before `run_until_complete`: on
+    stock the job runs in a thread while the loop runs; here it runs inline at once,
+    and its `result(timeout)` is refused instead of waiting real seconds."""
+
+    async def add() -> int:
+        return 3
+
+    loop = seedbed.new_event_loop(seed=1)
+    try:
+
+        def target() -> int:
+            future = asyncio.run_coroutine_threadsafe(add(), loop)
+            try:
+                return future.result(timeout=2)
+            finally:
+                future.cancel()
+
+        job = loop.run_in_executor(None, target)
+        with pytest.raises(SimulationEscape, match=r"Future\.result\(\) on a pending future"):
+            loop.run_until_complete(job)
+        loop.run_until_complete(asyncio.sleep(0))  # the coroutine it submitted runs now
+    finally:
+        loop.close()
+    assert threading.Event.wait is _REAL_EVENT_WAIT  # the stand-ins left with the job
+
+
+_REAL_EVENT_WAIT = threading.Event.wait
+
+
+def test_multiprocessing_waits_are_answered_or_refused() -> None:
+    import multiprocessing
+
+    def body() -> list[Any]:
+        ready = multiprocessing.Event()
+        ready.set()
+        answered = ready.wait(2)
+        multiprocessing.Event().wait(2)  # nothing could ever set it
+        return [answered]
+
+    with pytest.raises(SimulationEscape, match=r"multiprocessing\.Event\.wait\(\)"):
+        _run_inside(body)

@@ -13,7 +13,10 @@ from click.testing import CliRunner
 
 from seedbed.cli._check import check_history
 
-GOOD = "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:ok\t:write\t1\n"
+GOOD = (
+    "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:ok\t:write\t1\n"
+    "INFO  jepsen.util - 2\t:invoke\t:read\tnil\nINFO  jepsen.util - 2\t:ok\t:read\t1\n"
+)
 STALE = GOOD + "INFO  jepsen.util - 1\t:invoke\t:read\tnil\nINFO  jepsen.util - 1\t:ok\t:read\t2\n"
 HARD = (
     "".join(f"INFO  jepsen.util - {p}\t:invoke\t:write\t{p}\n" for p in range(60))
@@ -64,7 +67,7 @@ def test_unknown_without_failures_exits_3(files: dict[str, str]) -> None:
 def test_bad_input_exits_2_with_one_line_naming_file_and_line(files: dict[str, str]) -> None:
     code, out, err = run(files["bad"], files["good"], "--model", "cas-register")
     assert code == 2
-    assert err == f"error: {files['bad']}:3: not a Jepsen log event line\n"
+    assert err == f"error: {files['bad']}:5: not a Jepsen log event line\n"
     assert "Traceback" not in out + err
     assert out.count("\n") == 1  # the good file is still reported
 
@@ -100,8 +103,8 @@ def test_json_unknown_verdict(files: dict[str, str]) -> None:
 def test_model_is_required_and_checked() -> None:
     code, _, err = run("x.log")
     assert code == 2 and "--model" in err
-    code, _, err = run("x.log", "--model", "queue")
-    assert code == 2 and "queue" in err
+    code, _, err = run("x.log", "--model", "stack")
+    assert code == 2 and "stack" in err
 
 
 def test_the_installed_command_runs_it(files: dict[str, str]) -> None:
@@ -120,4 +123,4 @@ def test_explain_names_the_conflicting_operations_by_line(files: dict[str, str])
     assert lines[0].endswith(" s)") and ": linearizable (" in lines[0]  # nothing under a pass
     assert ": not-linearizable (" in lines[1]
     assert lines[2] == "    these operations cannot be ordered:"
-    assert lines[3].strip() == "p1 read() -> 2   [lines 3-4]"  # nothing ever wrote 2
+    assert lines[3].strip() == "p1 read() -> 2   [lines 5-6]"  # nothing ever wrote 2

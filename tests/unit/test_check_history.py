@@ -107,6 +107,8 @@ def test_recorder_uses_the_event_loop_clock_by_default() -> None:
         recorder.invoke(0, "write", 1)
         await asyncio.sleep(0)
         recorder.ok(0, 1)
+        recorder.invoke(0, "read")
+        recorder.ok(0, 1)
         return recorder
 
     recorder = asyncio.run(client())

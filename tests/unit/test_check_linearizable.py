@@ -122,8 +122,15 @@ def test_verdicts_are_deterministic() -> None:
     assert [op.id for op in first.order] == [op.id for op in linearizable(h, register()).order]
 
 
-def test_empty_history_is_linearizable() -> None:
-    assert linearizable([], register())
+def test_a_history_nothing_could_refuse_is_vacuous_unless_allowed() -> None:
+    writes_only = [Event(0, "invoke", "write", 1), Event(0, "ok", "write", 1)]
+    for events in ([], writes_only, [Event(1, "invoke", "read"), Event(1, "info", "read")]):
+        verdict = linearizable(events, register())
+        assert verdict.outcome is Outcome.VACUOUS and not verdict
+        assert "cannot show linearizability: no read succeeded" in verdict.explain()
+        assert linearizable(events, register(), allow_empty=True)
+    assert linearizable([*writes_only, Event(1, "invoke", "read"), Event(1, "ok", "read", 1)],
+                        register())  # fmt: skip
 
 
 def test_negative_timeout_is_a_usage_error() -> None:

@@ -14,7 +14,7 @@ from seedbed._core import Entropy, Trace
 from seedbed.faults import Nemesis, draw_swarm
 from seedbed.faults._classes import FAULT_CLASSES, FaultClass, check_table
 from seedbed.faults._episodes import Episode
-from seedbed.faults._profile import RATE_FIELDS, swarm_settings
+from seedbed.faults._profile import DRAWN_RATE_FIELDS, RATE_FIELDS, swarm_settings
 
 
 def test_no_profile_fields_means_no_faults() -> None:
@@ -88,10 +88,10 @@ def _count_down() -> bool:
 
 
 def test_every_fault_class_is_injected_and_counted() -> None:
-    profile = FaultProfile(**dict.fromkeys(RATE_FIELDS, 1.0))
-    scenario = Scenario("all", _world, faults=profile, duration=20.0)
+    rates = dict.fromkeys(RATE_FIELDS + DRAWN_RATE_FIELDS, 1.0)
+    scenario = Scenario("all", _world, faults=FaultProfile(**rates), duration=20.0)
     counts = scenario.run(seed=1).faults
-    assert set(counts) == {name.removesuffix("_per_second") for name in RATE_FIELDS}
+    assert set(counts) == {name.removesuffix("_per_second") for name in rates}
     for kind, count in counts.items():
         if kind != "client_crash":  # this world has no client
             assert count["injected"] >= 1, (kind, counts)
@@ -154,7 +154,8 @@ def test_every_profile_rate_and_probability_is_one_entry_of_the_table() -> None:
     suffixes = ("_per_second", "_probability")
     declared = [f.name for f in fields(FaultProfile) if f.name.endswith(suffixes)]
     assert declared == [fault.field for fault in FAULT_CLASSES]  # the table's order, too
-    assert list(RATE_FIELDS) == [fault.field for fault in FAULT_CLASSES if fault.is_rate]
+    assert list(RATE_FIELDS) == [fault.field for fault in FAULT_CLASSES if fault.is_world]
+    assert DRAWN_RATE_FIELDS == ("link_stall_per_second",)  # a rate the network draws
     assert all(fault.effective for fault in FAULT_CLASSES)
 
 
@@ -193,16 +194,18 @@ def _on(profile: FaultProfile) -> dict[str, Any]:
     return {key: value for key, value in profile.as_dict().items() if value != defaults[key]}
 
 
-# The classes of issue 24 are the last entry of each: adding them kept every
-# earlier class's draw (each class has its own stream).
+# The classes of issue 24 are the last entry of each, then issue 45's stalls:
+# adding them kept every earlier class's draw (each class has its own stream).
 PINNED_0 = {"crash_per_second": 0.03861, "clog_per_second": 0.2948,
             "disk_fault_per_second": 0.1014, "datagram_loss_probability": 0.01365,
-            "clock_skew_per_second": 0.02704, "operation_crash_per_second": 0.02922}  # fmt: skip
+            "clock_skew_per_second": 0.02704, "operation_crash_per_second": 0.02922,
+            "link_stall_per_second": 0.4977}  # fmt: skip
 PINNED_586 = {"partition_per_second": 0.03432, "clog_per_second": 0.0584,
               "clock_jump_per_second": 0.2713, "disk_fault_per_second": 0.2012,
               "client_crash_per_second": 0.08485, "clock_skew_per_second": 0.04202,
               "misdirected_write_per_second": 0.05842,
-              "operation_crash_per_second": 0.1209, "pause_per_second": 0.02623}  # fmt: skip
+              "operation_crash_per_second": 0.1209, "pause_per_second": 0.02623,
+              "link_stall_per_second": 0.2681, "node_stall_per_second": 0.1301}  # fmt: skip
 
 
 # -- the nemesis's own rules: broken ones are SimulatorBugs ----------------------

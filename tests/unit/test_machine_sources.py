@@ -51,10 +51,11 @@ VIRTUALIZED: dict[str, Callable[[], Any]] = {
 }
 
 ESCAPES: dict[str, tuple[Callable[[], Any], str]] = {
-    "open /proc/self": (lambda: _read("/proc/self/status"), "open('/proc/self/status')"),
+    # (stat, statm, status, smaps_rollup, cmdline and comm are the simulated process's)
+    "open /proc/self": (lambda: _read("/proc/self/io"), "open('/proc/self/io')"),
     "pathlib /proc/self": (
-        lambda: pathlib.Path("/proc/self/stat").read_bytes(),
-        "open('/proc/self/stat')",
+        lambda: pathlib.Path("/proc/self/environ").read_bytes(),
+        "open('/proc/self/environ')",
     ),
     "open /proc/<pid>": (lambda: _read(f"/proc/{_PID}/stat"), f"open('/proc/{_PID}/stat')"),
     "open /proc/thread-self": (lambda: _read("/proc/thread-self/stat"), "thread-self"),
@@ -127,6 +128,14 @@ def test_each_node_has_its_own_pid_stable_across_runs_and_restarts() -> None:
     assert first["client"] == (fake_pid("client"), 1)
     assert first["server"] == [fake_pid("server")] * 2  # restarted: the same name, the same pid
     assert fake_pid("client") != fake_pid("server") != os.getpid()
+
+
+def test_proc_self_stat_is_the_simulated_process() -> None:
+    """The files psutil reads of its own process: the fake pid's fixed view."""
+    fields = _inside(lambda: pathlib.Path("/proc/self/stat").read_text().split())
+    by_pid = _inside(lambda: pathlib.Path(f"/proc/{os.getpid()}/stat").read_text().split())
+    assert fields == by_pid and int(fields[0]) == fake_pid("") != _PID
+    assert fields[13:15] == ["0", "0"]  # no CPU time: the same in every run
 
 
 @pytest.mark.parametrize("name", sorted(ESCAPES))

@@ -243,7 +243,8 @@ def _timed_connect(world: World, heal_after: float, heal: str, block: str) -> tu
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_connect_into_a_hold_completes_when_the_hold_is_released(seed: int) -> None:
-    world = World(seed=seed, config=NetworkConfig(connect_timeout=10.0))
+    exact = NetworkConfig(connect_timeout=10.0, stall_per_second=0.0)  # timed to the hop
+    world = World(seed=seed, config=exact)
     result, took = _timed_connect(world, 2.0, "release", "hold")
     assert result == "connected" and 2.0 < took < 2.011  # release, then one hop each way
 
@@ -252,7 +253,8 @@ def test_a_connect_into_a_hold_completes_when_the_hold_is_released(seed: int) ->
 def test_a_connect_across_a_repaired_partition_gets_through_on_a_syn_retransmission(
     repair_after: float, retransmit: float
 ) -> None:
-    world = World(seed=2, config=NetworkConfig(connect_timeout=10.0))
+    exact = NetworkConfig(connect_timeout=10.0, stall_per_second=0.0)  # timed to the hop
+    world = World(seed=2, config=exact)
     result, took = _timed_connect(world, repair_after, "repair", "partition")
     assert result == "connected" and retransmit < took < retransmit + 0.011
 

@@ -10,6 +10,7 @@ address, and a real socket used directly, still escapes.
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 from typing import Any
 
@@ -194,19 +195,23 @@ def test_a_bind_elsewhere_still_escapes() -> None:
 def test_a_simulation_keeps_its_own_network() -> None:
     sim = seedbed.Simulation(seed=1)
 
-    async def client() -> tuple[Any, str]:
+    async def client() -> tuple[Any, Any, int]:
         facts = await _echo_once("127.0.0.1", "localhost")
-        escaped = "no"
-        try:
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))  # a world's node binds no real socket either
-        except seedbed.SimulationEscape:
-            escaped = "yes"
-        return facts["server"], escaped
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))  # served on the node's own simulated ports
+            name = sock.getsockname()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("10.0.0.9", 0))  # no node of this world's machine has it
+            except OSError as exc:
+                return facts["server"], name, exc.errno
+        return facts["server"], name, 0
 
     sim.client("c1", client)
-    with pytest.raises(seedbed.SimulationEscape, match=r"socket\.bind\(\)"):
-        sim.run()
+    server, name, refused = sim.run().values["c1"]
+    assert server == ("10.0.0.1", 49152)
+    assert name[0] == "127.0.0.1" and name[1] >= 49152
+    assert refused == errno.EADDRNOTAVAIL
     world = seedbed.Simulation(seed=1)
     world.client("c1", lambda: _echo_once("127.0.0.1", "localhost"))
     assert world.run().values["c1"]["server"] == ("10.0.0.1", 49152)  # the node's address

@@ -300,3 +300,53 @@ def test_a_run_seedbed_owns_stays_a_deadlock_whatever_threads_are_alive() -> Non
     finally:
         go.set()
         bystander.join()
+
+
+def test_a_failure_unwinds_through_the_program_before_it_leaves_the_loop() -> None:
+    """Issue 42, item 10 (anyio's `test_thread_cancelled`): a runner keeps one task that
+    runs test after test. An escape inside a test's task group used to halt the loop
+    with the group still unwinding, so the runner's close cancelled that task midway
+    (anyio swallowed it: a deadlock, then "Runner is closed" for the next test). As on
+    stock, the error now unwinds through the program first: cleanups run, the runner
+    task is back waiting for the next test, and the error leaves the loop."""
+    import threading
+
+    cleaned: list[str] = []
+
+    async def child() -> None:
+        try:
+            await asyncio.sleep(10)
+        finally:
+            cleaned.append("child")
+
+    async def failing_test() -> None:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(child())
+            await asyncio.sleep(0)
+            threading.Thread(target=print).start()  # refused: an escape
+
+    async def serve(inbox: asyncio.Queue[Any]) -> None:
+        while True:
+            coro, answer = await inbox.get()
+            try:
+                answer.set_result(await coro)
+            except Exception as exc:
+                answer.set_exception(exc)
+
+    async def run_test(state: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        if "runner" not in state:
+            state["inbox"] = asyncio.Queue()
+            state["runner"] = loop.create_task(serve(state["inbox"]))
+        answer = loop.create_future()
+        state["inbox"].put_nowait((failing_test(), answer))
+        return await answer
+
+    state: dict[str, Any] = {}
+    runner = asyncio.Runner(loop_factory=lambda: seedbed.new_event_loop(seed=1))
+    with pytest.raises(seedbed.SimulationEscape, match=r"threading\.Thread\.start\(\)"):
+        runner.run(run_test(state))
+    assert cleaned == ["child"]  # the group unwound inside the run, as on stock
+    assert not state["runner"].done()  # idle, waiting for the next test
+    runner.close()  # cancels it there: no deadlock
+    assert state["runner"].cancelled()

@@ -425,6 +425,8 @@ def test_cli_exit_codes_json_and_explain(tmp_path: Path) -> None:
     good.write_text(
         "{:process 0 :type :invoke :f :txn :value [[:append 1 1]]}\n"
         "{:process 0 :type :ok :f :txn :value [[:append 1 1]]}\n"
+        "{:process 1 :type :invoke :f :txn :value [[:r 1 nil]]}\n"
+        "{:process 1 :type :ok :f :txn :value [[:r 1 [1]]]}\n"
     )
     bad = tmp_path / "bad.edn"
     bad.write_text(

@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seedbed.check import History, check_transactions
+from seedbed.check import History, TxnOutcome, check_transactions
 from seedbed.check._history import Event
 
 KEYS = ("x", "y", "z")
@@ -130,12 +130,21 @@ def arbitrary_histories(draw: st.DrawFn) -> tuple[list[Txn], list[tuple[float, f
 
 
 def _agree(txns: list[Txn], windows: list[tuple[float, float]]) -> bool:
-    verdict = check_transactions(
-        as_history(txns, windows), consistency="serializable", realtime=False, process=False
-    )
+    history = as_history(txns, windows)
+    options: dict[str, Any] = {"consistency": "serializable", "realtime": False, "process": False}
+    verdict = check_transactions(history, allow_empty=True, **options)
     expected = brute_force_serializable(txns)
     assert (verdict.models["serializable"] == "ok") == expected, verdict.explain()
+    guarded = check_transactions(history, **options)
+    if guarded.outcome is TxnOutcome.VACUOUS:  # no committed read: nothing could refuse it
+        assert expected and not any(t[0] == "ok" and _reads(t) for t in txns)
+    else:
+        assert guarded.outcome is verdict.outcome
     return expected
+
+
+def _reads(txn: Txn) -> bool:
+    return any(mop[0] == "r" for mop in txn[1])
 
 
 @settings(max_examples=300, deadline=None)
@@ -146,7 +155,7 @@ def test_valid_histories_are_serializable(
     txns, windows = case
     assert _agree(txns, windows)
     # Every window holds its commit point, so real time agrees with the order too.
-    verdict = check_transactions(as_history(txns, windows))
+    verdict = check_transactions(as_history(txns, windows), allow_empty=True)
     assert set(verdict.models.values()) == {"ok"}, verdict.explain()
 
 

@@ -243,6 +243,9 @@ def test_a_failure_report_names_the_view_command_before_its_replay_command() -> 
     assert seedbed.errors.view_command(started_as_module) == (
         "/venv/bin/python -m seedbed view app:main --seed 3"
     )
+    assert seedbed.errors.view_command("uv run seedbed run app:main --seed 3") == (
+        "uv run seedbed view app:main --seed 3"
+    )
 
 
 def test_a_trace_cut_short_is_drawn_up_to_the_cut_and_says_so(

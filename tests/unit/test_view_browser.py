@@ -2,7 +2,8 @@
 
 One test, one browser: a failing seed of the example store's planted
 `ack_before_fsync` bug shows its lanes, arrows, fault spans and failure
-marker, and a click shows an event's details; then a world whose node name
+marker, a click shows an event's details, and its latency and throughput
+plots show its operations with its faults shaded; then a world whose node name
 and messages are hostile strings runs no script, opens no dialog, fetches
 nothing and shows the text in order. The screenshot is kept under /tmp.
 
@@ -13,6 +14,7 @@ it with apt-get).
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,7 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
         page.locator("g.arrow line.wide").first.click(force=True)
         assert "message" in page.locator("#details").inner_text()
         page.screenshot(path=str(SCREENSHOT), full_page=True)
+        _latency_and_throughput_are_drawn(page)
 
         page.goto((tmp_path / "hostile.html").as_uri())
         page.wait_for_selector("body[data-ready='1']")
@@ -95,12 +98,33 @@ def test_the_view_draws_a_failing_kvstore_seed_and_runs_no_hostile_string(
         page.locator("#failure").click(force=True)
         details = page.locator("#details").inner_text()
         assert SHOWN in details and "\u202e" not in details
+        crash = page.locator("#perf rect.fault.crash title").first.text_content() or ""
+        assert crash.startswith("crash " + HOSTILE.replace("\u202e", "<U+202E>"))
         assert page.evaluate("window.__pwned") is None
         browser.close()
 
     assert dialogs == [] and problems == []
     assert {url.split(":", 1)[0] for url in requests} == {"file"} and len(requests) == 2
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def _latency_and_throughput_are_drawn(page: Any) -> None:
+    """The kvstore seed's plots: its operations, its faults shaded and labelled, the rates."""
+    plots = page.locator("#perf svg.perf-plot")
+    assert plots.count() == 2
+    assert page.locator("#perf circle.op").count() >= 10  # a dot per operation
+    assert page.locator("#perf polyline.rate.ok").count() == 1
+    faults = page.locator("#perf rect.fault")
+    assert faults.count() >= 2  # each fault, in both plots
+    tip = faults.first.locator("title").text_content() or ""
+    assert re.fullmatch(r"\S+ .*: [\d.]+ m?s to [\d.]+ m?s", tip), tip
+    assert page.locator("#perf text.fault-label").count() >= 1
+    box = plots.first.bounding_box()
+    assert box is not None and box["width"] > 600 and box["height"] > 150
+    top = "document.getElementById('perf').getBoundingClientRect().top"
+    before = page.evaluate(top)
+    page.click("#to-perf")  # scrolls the plots into view
+    assert page.evaluate(top) < min(before, 900)
 
 
 DOCS_PNG = Path(__file__).resolve().parents[2] / "docs" / "img" / "view.png"

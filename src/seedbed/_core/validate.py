@@ -47,6 +47,12 @@ def check_seconds(owner: str, name: str, value: object, *, allow_zero: bool) -> 
         _refuse(owner, name, value, f"a number of seconds in {low}, {MAX_SECONDS:.0e}]")
 
 
+def check_rate(owner: str, name: str, value: object) -> None:
+    """Events per second: finite and >= 0 (0 turns them off)."""
+    if not (_is_number(value) and 0 <= value <= MAX_SECONDS and math.isfinite(value)):
+        _refuse(owner, name, value, f"a number of events per second in [0, {MAX_SECONDS:.0e}]")
+
+
 def check_probability(owner: str, name: str, value: object) -> None:
     """A chance per event, 0 and 1 included (NaN fails the comparison)."""
     if not (_is_number(value) and 0 <= value <= 1):

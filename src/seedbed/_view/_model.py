@@ -82,9 +82,14 @@ class Diagram:
     arrows: Column = field(default_factory=_column)
     # [lane, pos_from, pos_to, kind, text]
     spans: list[list[Any]] = field(default_factory=list)
-    # [lane, pos_from, pos_to, f, text, outcome, check] check: the index in
-    # `checks` of the history check that blames it, else -1
+    # [lane, pos_from, pos_to, f, text, outcome, check, ns_from, ns_to] check: the
+    # index in `checks` of the history check that blames it, else -1; the virtual
+    # times (ns) of its invocation and completion (None: no completion), for the
+    # latency plot
     ops: list[list[Any]] = field(default_factory=list)
+    # [ns_from, ns_to, kind, label]: each fault's interval once (not per lane), for
+    # the latency and throughput plots
+    faults: list[list[Any]] = field(default_factory=list)
     # {"checker", "text", "pos", "ops": [indices in ops]}: a history checker's refusal
     checks: list[dict[str, Any]] = field(default_factory=list)
     failure: dict[str, Any] | None = None
@@ -113,6 +118,8 @@ class _Builder:
         self.number_node: dict[int, int] = {}
         self.datagrams: dict[str, list[Any]] = {}  # ident -> [pos, src, dst, label, held]
         self.open_spans: dict[tuple[int, str, str], int] = {}  # (lane, kind, text) -> pos
+        # (kind, label) -> [since (ns), lanes shaded]: a fault once, however many lanes
+        self.open_faults: dict[tuple[str, str], list[int]] = {}
         self.open_ops: dict[tuple[int, str], list[Any]] = {}  # (recorder, process) -> open row
         self.op_rows: dict[tuple[int, int], int] = {}  # (recorder, invoke index) -> row
 
@@ -137,12 +144,27 @@ class _Builder:
         return pos
 
     def _open(self, lane: int, kind: str, text: str, pos: int) -> None:
-        self.open_spans.setdefault((lane, kind, text), pos)
+        if (lane, kind, text) in self.open_spans:
+            return
+        self.open_spans[(lane, kind, text)] = pos
+        since = self.open_faults.setdefault(self._fault(lane, kind, text), [self.now, 0])
+        since[1] += 1  # lanes it is shaded on
 
     def _close(self, lane: int, kind: str, text: str, pos: int) -> None:
         start = self.open_spans.pop((lane, kind, text), None)
-        if start is not None:
-            self.d.spans.append([lane, start, pos, kind, text])
+        if start is None:
+            return
+        self.d.spans.append([lane, start, pos, kind, text])
+        key = self._fault(lane, kind, text)
+        since = self.open_faults[key]
+        since[1] -= 1
+        if not since[1]:  # one fault, shaded on several lanes, ends once: with the last
+            del self.open_faults[key]
+            self.d.faults.append([since[0], self.now, *key])
+
+    def _fault(self, lane: int, kind: str, text: str) -> tuple[str, str]:
+        """A fault's identity across lanes: its kind and what it hit."""
+        return (kind, self.d.lanes[lane]) if kind == "crash" else (kind, text)
 
     # -- events -------------------------------------------------------------
 
@@ -337,7 +359,17 @@ class _Builder:
         recorder = int(note[6]) if len(note) >= 8 else -1
         if kind == "invoke":
             pos = self._pos()
-            row: list[Any] = [lane, pos, pos, f, f"{process} {f}({value})", "open", -1]
+            row: list[Any] = [
+                lane,
+                pos,
+                pos,
+                f,
+                f"{process} {f}({value})",
+                "open",
+                -1,
+                self.now,
+                None,
+            ]
             if recorder >= 0:
                 self.op_rows[(recorder, int(note[7]))] = len(self.d.ops)
             self.d.ops.append(row)
@@ -347,6 +379,7 @@ class _Builder:
         done = self.open_ops.pop((recorder, process), None)
         if done is not None:
             done[2], done[4], done[5] = self._pos(), f"{done[4]} -> {kind} {value}", kind
+            done[8] = self.now
 
     @staticmethod
     def _unanswered(row: list[Any] | None, pos: int) -> None:
@@ -371,6 +404,8 @@ class _Builder:
         last = max(self.positions - 1, 0)
         for (lane, kind, text), start in self.open_spans.items():
             self.d.spans.append([lane, start, last, kind, text])
+        for (kind, label), (since, _) in self.open_faults.items():  # in force at the end
+            self.d.faults.append([since, self.now, kind, label])
         for row in self.open_ops.values():
             self._unanswered(row, last)
         for sent in self.datagrams.values():
@@ -384,6 +419,7 @@ class _Builder:
             self.d.failure["text"] = str(failure)
         self.d.meta["end"] = end
         self.d.meta["defect"] = defect
+        self.d.meta["end_ns"] = self.now  # the virtual time the trace reached
         if not self.positions:
             self._pos()
         return self.d

@@ -19,6 +19,7 @@ from typing import IO
 from seedbed._core.contract import require
 from seedbed._view._embed import embed_json
 from seedbed._view._model import Diagram
+from seedbed._view._perf import render as render_perf
 from seedbed._view._spool import PointCodec, Spool
 
 SCRIPT = (Path(__file__).parent / "_script.js").read_text(encoding="utf-8")
@@ -83,6 +84,22 @@ pre.explanation { font: 11px/1.35 var(--mono); white-space: pre-wrap; word-break
 .density { fill: #3461c1; opacity: 0.35; }
 .failure rect { fill: #d64545; }
 .failure text { fill: #d64545; font-weight: 700; }
+#perf { background: #fff; padding: 8px 16px 16px; border-top: 1px solid var(--line); }
+#perf h2 { font-size: 15px; margin: 4px 0; }
+.perf-plot { display: block; margin: 8px 0 16px; max-width: 100%; height: auto; }
+.perf-plot .axis, .perf-plot .tick { stroke: #5d6677; }
+.perf-plot .grid { stroke: #eceef2; }
+.perf-plot .plot-title { fill: var(--ink); font-weight: 600; }
+.perf-plot .fault { fill: #e08a1e; opacity: 0.16; }
+.perf-plot .fault.crash { fill: #8e44ad; opacity: 0.2; }
+.perf-plot .fault.partition { fill: #d64545; opacity: 0.14; }
+.perf-plot .fault.disk_fault { fill: #6b4f2a; opacity: 0.18; }
+.perf-plot .fault-label { fill: #7a4a10; font-size: 10px; }
+.perf-plot .rate { fill: none; stroke-width: 1.6; }
+.perf-plot .rate.ok, .perf-plot g.op.ok line { stroke: #2f9e6e; }
+.perf-plot .rate.fail, .perf-plot g.op.fail line { stroke: #d64545; }
+.perf-plot .rate.info, .perf-plot g.op.info line { stroke: #9aa3b2; }
+.perf-plot g.op line { stroke-width: 2; }
 """
 
 
@@ -100,6 +117,8 @@ def write_page(diagram: Diagram, out: IO[str], *, generated_by: str) -> None:
     """Write the whole page to `out`, the long columns copied in as they are."""
     seed = diagram.meta.get("header", {}).get("seed")
     title = escape(f"seedbed view: seed {seed}", quote=True)
+    perf = render_perf(diagram.ops, diagram.faults, int(diagram.meta.get("end_ns") or 0))
+    to_perf = '<button id="to-perf" type="button">latency and throughput</button>' if perf else ""
     out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -109,14 +128,14 @@ def write_page(diagram: Diagram, out: IO[str], *, generated_by: str) -> None:
         '<div class="controls"><button id="zoom-in" type="button">zoom in (+)</button>'
         '<button id="zoom-out" type="button">zoom out (-)</button>'
         '<button id="zoom-reset" type="button">whole run</button>'
-        '<button id="to-failure" type="button">go to the failure</button> '
+        f'<button id="to-failure" type="button">go to the failure</button>{to_perf} '
         '<span id="window"></span></div><div id="filters"></div></header>'
         '<div class="layout"><div class="board"><div id="lanes"></div>'
         '<svg id="diagram" xmlns="http://www.w3.org/2000/svg"></svg></div>'
         '<aside><div id="checks"></div><h2>Details</h2>'
         '<p class="hint">Click an event, arrow or shaded span. '
         'Wheel zooms, drag or shift+wheel pans.</p><dl id="details"></dl>'
-        f'<p class="hint">{escape(generated_by)}</p></aside></div>'
+        f'<p class="hint">{escape(generated_by)}</p></aside></div>{perf}'
         '<script type="application/json" id="trace-data">'
     )
     out.write(embed_json(diagram.small_parts())[:-1])  # the object, left open

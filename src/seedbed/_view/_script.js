@@ -243,6 +243,8 @@
     const span = Math.min(200, last);
     v0 = D.failure.pos - span / 2; v1 = v0 + span; clampWindow(); render();
   });
+  const toPerf = document.getElementById("to-perf");  // only when operations were recorded
+  if (toPerf) toPerf.addEventListener("click", () => document.getElementById("perf").scrollIntoView());
   window.addEventListener("keydown", (e) => {
     if (e.key === "+" || e.key === "=") zoom(0.5);
     else if (e.key === "-") zoom(2);

@@ -9,15 +9,24 @@ advance while the loop is blocked) or waited real time (`Event.wait(timeout)`,
 `run_in_executor` that waits for the loop
 (`run_coroutine_threadsafe(...).result()`) hung too.
 
-Inside a run (the running loop of this thread is a `SeedbedLoop`) each wait
+Inside a run (the running loop of this thread is a `SeedbedLoop`), and in
+executor work that a `SeedbedLoop` runs inline before it runs (`inline`:
+`loop.run_in_executor(None, f)` outside the loop, as CPython's own tests
+call it; on stock `f` runs in a thread while the loop runs, here nothing can
+run until `f` returns), each wait
 below returns what the real primitive would if that answer is available
 without waiting (a set event, a non-empty queue, a done future, a true
 predicate); otherwise it raises the loop's `SimulationEscape`, naming the call
 and what to use instead. Outside a run, and on other threads, the originals
 run. `install()` and `restore()` bracket each stretch of running.
 
-Not reachable from Python: `threading.Lock`/`RLock.acquire` and
-`queue.SimpleQueue.get` (C methods of C types).
+`multiprocessing`'s `Event.wait`, `Condition.wait`/`wait_for` and
+`Queue.get`/`put` are covered the same way: they waited real time for a
+process that a simulation never starts.
+
+Not reachable from Python: `threading.Lock`/`RLock.acquire`,
+`queue.SimpleQueue.get` (C methods of C types) and `multiprocessing`'s
+`Lock`/`Semaphore.acquire` (C methods bound on each instance).
 """
 
 from __future__ import annotations
@@ -25,10 +34,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import concurrent.futures._base as futures_base
+import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+try:  # absent where the platform has no sem_open
+    import multiprocessing.queues as mp_queues
+    import multiprocessing.synchronize as mp_sync
+except ImportError:  # pragma: no cover
+    mp_queues = mp_sync = None  # type: ignore[assignment]
 
 _THREADS = (
     "it waits for another thread, and none runs inside a simulation; use the asyncio "
@@ -45,12 +61,32 @@ _FUTURES = (
 _ORIGINALS: dict[tuple[Any, str], Any] = {}
 
 
+_inline: list[tuple[Any, int]] = []  # (loop, thread) of executor work run before a run
+
+
 def _loop() -> Any:
-    """The simulation's loop if one runs on this thread, else None."""
+    """The simulation's loop if one runs on this thread (or runs a job inline), else None."""
     from seedbed.aio.loop import SeedbedLoop  # the loop imports this module
 
     loop = asyncio.events._get_running_loop()
-    return loop if isinstance(loop, SeedbedLoop) else None
+    if isinstance(loop, SeedbedLoop):
+        return loop
+    if _inline and loop is None and _inline[-1][1] == threading.get_ident():
+        return _inline[-1][0]
+    return None
+
+
+@contextlib.contextmanager
+def inline(loop: Any) -> Iterator[None]:
+    """Executor work `loop` runs inline while it is not running: its waits are refused too."""
+    _inline.append((loop, threading.get_ident()))
+    install()
+    try:
+        yield
+    finally:
+        _inline.pop()
+        if not _inline:
+            restore()
 
 
 def _real(owner: Any, name: str) -> Any:
@@ -182,6 +218,36 @@ def _futures_as_completed(
     raise loop.escape("concurrent.futures.as_completed() on pending futures", _FUTURES)
 
 
+def _mp_event_wait(self: Any, timeout: float | None = None) -> bool:
+    loop = _loop()
+    if loop is None or self.is_set():
+        return bool(_real(mp_sync.Event, "wait")(self, timeout))
+    raise loop.escape("multiprocessing.Event.wait()", _PROCESSES)
+
+
+def _mp_condition_wait(self: Any, timeout: float | None = None) -> bool:
+    loop = _loop()
+    if loop is None:
+        return bool(_real(mp_sync.Condition, "wait")(self, timeout))
+    raise loop.escape("multiprocessing.Condition.wait()", _PROCESSES)
+
+
+def _mp_queue_get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
+    real = _real(mp_queues.Queue, "get")
+    loop = _loop()
+    if loop is None or not block:
+        return real(self, block, timeout)
+    try:
+        return real(self, False)
+    except queue.Empty:
+        raise loop.escape("multiprocessing.Queue.get() on an empty queue", _PROCESSES) from None
+
+
+_PROCESSES = (
+    "it waits for another process, and none runs inside a simulation; use the asyncio "
+    "equivalent (asyncio.Event, asyncio.Condition, asyncio.Queue) from tasks"
+)
+
 _STAND_INS: list[tuple[Any, str, Callable[..., Any]]] = [
     (threading.Event, "wait", _event_wait),
     (threading.Condition, "wait", _condition_wait),
@@ -198,6 +264,12 @@ _STAND_INS: list[tuple[Any, str, Callable[..., Any]]] = [
     (futures_base, "as_completed", _futures_as_completed),
     (concurrent.futures, "as_completed", _futures_as_completed),
 ]
+if mp_sync is not None:
+    _STAND_INS += [
+        (mp_sync.Event, "wait", _mp_event_wait),
+        (mp_sync.Condition, "wait", _mp_condition_wait),
+        (mp_queues.Queue, "get", _mp_queue_get),
+    ]
 for _owner, _name, _ in _STAND_INS:
     _ORIGINALS[(_owner, _name)] = getattr(_owner, _name)
 

@@ -21,6 +21,10 @@ is several stretches: `main`, then teardown; a world's `advance` calls make
 more), so a cycle made in one stretch and dropped in a later one is not
 collected inside the run; its finalizer runs after, outside the simulation.
 
+What a loop other code holds leaves alive after its runs is finalized at
+its close or before the next such loop is made, if it is garbage by then
+(`_leftovers`, issue 42 item 6).
+
 Between runs (`between_runs`): a process that runs seed after seed (a
 sweep's worker, `seedbed.sweep`, a test session) would never collect what
 runs left behind: collection is off while a run goes, every stretch freezes
@@ -41,8 +45,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+from typing import Any
 
 from seedbed._core.contract import require
+from seedbed.aio import _leftovers
 
 # Cost-table refills (of 256 steps each) between young collections: every
 # 4,096 steps. bench/gc_cost.py, instructions per sleep step against no
@@ -56,6 +62,7 @@ FULL_EVERY = 64
 GROWTH = 2
 FLOOR = 200_000
 _left = [0]  # blocks left by the last collection between runs
+_running = [0]  # stretches under way in this process (any thread)
 
 
 def collect_at(refills: int) -> None:
@@ -73,23 +80,40 @@ def collect_at(refills: int) -> None:
 
 
 class Stretch:
-    """The collector's state around one stretch of running."""
+    """The collector's state around one stretch of running.
 
-    __slots__ = ("was_enabled",)
+    `watch`: the loop is one other code holds, whose survivors it drops after
+    the loop is done with them (`_leftovers`); `awaited`, the future it runs.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("was_enabled", "watch")
+
+    def __init__(self, watch: bool = False, awaited: asyncio.Future[Any] | None = None) -> None:
         self.was_enabled = gc.isenabled()
+        self.watch = watch
+        _running[0] += 1
         gc.disable()
+        if watch:
+            _leftovers.watch_awaited(awaited)
         gc.freeze()
 
     def collect(self) -> None:
         """The run's own garbage, finalized at the end of the stretch."""
         gc.collect()
+        if self.watch:
+            _leftovers.watch()
 
     def end(self) -> None:
         gc.unfreeze()
+        _running[0] -= 1
         if self.was_enabled:
             gc.enable()
+
+
+def at_boundary(forget: bool) -> bool:
+    """A held loop closed (`forget` false) or about to be made (true): what its
+    runs left is finalized if it is garbage (`_leftovers.at_boundary`)."""
+    return _leftovers.at_boundary(forget, running=_running[0] > 0)
 
 
 def between_runs() -> bool:

@@ -71,7 +71,11 @@ tie; on Windows' monotonic clock (15.6 ms), Linux's coarse clock (4 ms) or an
 epoll loop that wakes on millisecond timeouts they do, and code that assumes
 the first-set timer fires first breaks there. The world's own timers
 (network deliveries, disk latency, fault episodes, `Simulation.at`) stay
-exact: I/O completes when it completes.
+exact: I/O completes when it completes. A timer already due when it is set
+(`call_later(0)`, a negative delay, a `call_at` deadline reached) is not
+rounded: it runs on the next iteration, as on every real loop whatever its
+clock (asyncio fires what is due within one clock resolution of now), so
+callbacks that stay ready never hold it back for the rest of a tick.
 """
 
 from __future__ import annotations

@@ -59,15 +59,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-# _load, _machine, _ordering, _taskclass and _timefuncs are imported so that they
-# register as providers.
+# _hostname, _load, _machine, _ordering, _signals, _taskclass and _timefuncs are
+# imported so that they register as providers.
 from seedbed.aio import (  # noqa: F401
     _escapes,
     _holders,
+    _hostname,
     _load,
     _machine,
     _ordering,
     _providers,
+    _signals,
     _taskclass,
     _timefuncs,
 )

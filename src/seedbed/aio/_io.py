@@ -80,6 +80,12 @@ class IOMethods(asyncio.AbstractEventLoop):
         answer = getattr(self._network, "socket_name", None)
         return answer(sock) if answer is not None else None
 
+    def release_socket(self, sock: Any) -> None:
+        """A socket `bind_socket` served was closed: its simulated port is free."""
+        release = getattr(self._network, "release_socket", None)
+        if release is not None:
+            release(sock)
+
     create_connection = _network_method("create_connection")
     create_server = _network_method("create_server")
     create_datagram_endpoint = _network_method("create_datagram_endpoint")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core.contract import require
+from seedbed.aio import _blocking, _signals
 from seedbed.aio._fold import Echoes
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
@@ -60,7 +61,11 @@ class LoopServices(IOMethods):
         future: asyncio.Future[T] = self.create_future()
         steps = self._st.steps
         try:
-            future.set_result(func(*args))
+            if self._st.running:
+                future.set_result(func(*args))
+            else:  # before a run: its blocking waits are refused too (see `_blocking`)
+                with _blocking.inline(self):
+                    future.set_result(func(*args))
         except (SystemExit, KeyboardInterrupt):
             raise
         except SimulationFailure as failure:
@@ -199,14 +204,39 @@ class LoopServices(IOMethods):
         # bound builtin answers without the cost of a Python frame.
         self.get_debug = bool(enabled).__bool__  # type: ignore[method-assign]
 
-    # -- signals: recorded, never delivered (no signals inside a simulation) --
+    # -- signals: installed as stock installs them (see `_signals`) ------------
 
     def add_signal_handler(
         self, sig: int, callback: Callable[[Unpack[Ts]], object], *args: *Ts
     ) -> None:
+        self._check_open()
+        _signals.check_signal(sig, callback)
         self._signal_handlers[sig] = SimHandle(callback, args, self, contextvars.copy_context())
+        try:
+            _signals.install(sig, self._signal_arrived)
+        except BaseException:
+            del self._signal_handlers[sig]
+            raise
+
+    def _signal_arrived(self, sig: int, frame: Any) -> None:
+        """The real (or simulated) handler: queue the callback, as stock's wakeup does."""
+        handle = self._signal_handlers.get(sig)
+        if handle is None or self._closed:
+            return
+        if handle._cancelled:
+            self.remove_signal_handler(sig)
+            return
+        self.call_soon(handle._callback, *handle._args, context=handle._context)
 
     def remove_signal_handler(self, sig: int) -> bool:
-        return self._signal_handlers.pop(sig, None) is not None
+        if self._signal_handlers.pop(sig, None) is None:
+            return False
+        _signals.uninstall(sig)
+        return True
+
+    def _remove_signal_handlers(self) -> None:
+        """At `close()`, as stock: every handler this loop installed goes."""
+        for sig in list(self._signal_handlers):
+            self.remove_signal_handler(sig)
 
     # -- I/O: served by a simulated world, refused without one ---------------

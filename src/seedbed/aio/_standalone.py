@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from seedbed._core.validate import check_seed
+from seedbed.aio._collect import at_boundary
 from seedbed.aio._state import LoopConfig
 from seedbed.aio.loop import SeedbedLoop
 from seedbed.errors import UsageError
@@ -31,7 +32,7 @@ def new_event_loop(seed: int = 0, **options: Any) -> SeedbedLoop:
     `timer_jitter_max`, `cpu_cost_min`, `cpu_cost_max`, `explore_tasks`,
     `clock_resolution`).
     """
-    return _standalone(SeedbedLoop(seed=check_seed(seed), config=_config(options)))
+    return _standalone(check_seed(seed), _config(options))
 
 
 class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
@@ -47,12 +48,16 @@ class EventLoopPolicy(asyncio.DefaultEventLoopPolicy):
         self._config = _config(options)
 
     def new_event_loop(self) -> SeedbedLoop:
-        return _standalone(SeedbedLoop(seed=self._seed, config=self._config))
+        return _standalone(self._seed, self._config)
 
 
-def _standalone(loop: SeedbedLoop) -> SeedbedLoop:
+def _standalone(seed: int, config: LoopConfig) -> SeedbedLoop:
     """A loop the caller holds: a real thread may have been handed it before it
-    runs, so an idle wait names the live threads (see `_threads`)."""
+    runs, so an idle wait names the live threads (see `_threads`). Before it is
+    made, what earlier such loops' runs left and their callers dropped is
+    finalized (`_collect.at_boundary`): here, not in the next test's code."""
+    at_boundary(forget=True)
+    loop = SeedbedLoop(seed=seed, config=config)
     loop._standalone = True
     return loop
 

@@ -75,6 +75,9 @@ T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 _NS = 1_000_000_000
+# Steps a loop other code holds lets a failure unwind through the program before
+# it leaves the loop (see `_record_failure`).
+_UNWIND_STEPS = 10_000
 _DEBUG_STACK_DEPTH = asyncio_constants.DEBUG_STACK_DEPTH  # how deep debug mode records origins
 _new_handle = object.__new__  # handles are built field by field, see call_soon
 _copy_context = contextvars.copy_context
@@ -123,6 +126,7 @@ class SeedbedLoop(TaskWatch):
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
+        self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
@@ -193,7 +197,7 @@ class SeedbedLoop(TaskWatch):
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
         _sockets.install()
-        collector = _collect.Stretch()
+        collector = _collect.Stretch(self._standalone, st.awaited)
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
             firstiter=self._asyncgen_firstiter, finalizer=self._asyncgen_finalizer
@@ -213,6 +217,9 @@ class SeedbedLoop(TaskWatch):
                 collector.collect()
                 st.trace.emit("unseed", "random module", unseed_draw())
             finally:
+                if self._unwind_limit is not None:  # the budget the failure lowered
+                    st.set_step_limit(self._unwind_limit)
+                    self._unwind_limit = None
                 collector.end()
                 _sockets.restore()
                 _blocking.restore()
@@ -266,10 +273,13 @@ class SeedbedLoop(TaskWatch):
     def close(self) -> None:
         if self._st.running:
             raise RuntimeError("Cannot close a running event loop")
+        self._remove_signal_handlers()
         self._closed = True
         self._st.ready.clear()
         self._st.timers.clear()
         self._st.router = None  # and what its lanes held
+        if self._standalone:  # what its runs left and other code dropped (see _collect)
+            _collect.at_boundary(forget=False)
 
     # -- the scheduler ------------------------------------------------------
 
@@ -459,6 +469,8 @@ class SeedbedLoop(TaskWatch):
         # have been handed to a thread before it ran; `seedbed.run`'s and a
         # world's are born inside the call, and a sweep's worker threads (Dask)
         # must not turn their deadlocks into escapes.
+        if self._st.failure is not None:  # a failure unwound as far as it could
+            return self._failure_to_raise()
         threads = _threads.other_threads() if self._standalone else []
         if not threads:
             return self._fail(deadlock_error(self._st))
@@ -490,6 +502,8 @@ class SeedbedLoop(TaskWatch):
             return self._costs_before_break(n, upcoming)
         left = st.step_limit - st.steps
         if left <= 0:
+            if st.failure is not None:  # the steps a failure may unwind for are spent
+                raise self._failure_to_raise()
             raise self._fail(budget_error(self._st, f"max_steps={st.step_limit}"))
         batch = st.take_costs(min(n, left))
         require(0 < len(batch) <= n, "a batch takes one cost per callback", n=n, got=len(batch))
@@ -601,6 +615,8 @@ class SeedbedLoop(TaskWatch):
             return False
         when = timers[0][0]
         require(when > st.clock.now, "the loop sleeps only until a timer in the future")
+        if when > st.time_limit and st.failure is not None:  # unwinding: the failure first
+            raise self._failure_to_raise()
         if when > st.time_limit:  # a budget set below the time already reached stays there
             st.clock.advance_to(max(st.time_limit, st.clock.now))
             st.last_sleep_step = st.steps
@@ -656,12 +672,29 @@ class SeedbedLoop(TaskWatch):
         return bug
 
     def _record_failure(self, failure: SimulationFailure) -> None:
-        """Keep the first failure; the run stops at the end of this iteration."""
-        if self._st.failure is None:
-            self._st.failure = self._fail(failure)
-            self._st.halt = True
+        """Keep the first failure; the run stops at the end of this iteration.
+
+        On a loop other code holds (`new_event_loop`, the policy: a suite's),
+        the failure first unwinds through the program, as an exception does on
+        stock: the run goes on until the future being run is done, nothing is
+        left to run, or `_UNWIND_STEPS` more steps, and then raises it. A
+        runner that keeps one task across tests (anyio's) otherwise found that
+        task still unwinding the test when it closed, and its cancellation
+        landed in the middle: the task lived on and the close deadlocked
+        (anyio's `test_thread_cancelled`), then the next test found the
+        runner closed.
+        """
+        st = self._st
+        if st.failure is None:
+            st.failure = self._fail(failure)
+            awaited = st.awaited
+            if self._standalone and st.running and awaited is not None and not awaited.done():
+                self._unwind_limit = st.step_limit
+                st.set_step_limit(min(st.step_limit, st.steps + _UNWIND_STEPS))
+            else:
+                st.halt = True
             self._echoes.failed(failure)
-        require(self._st.halt, "a failed run halts", failure=self._st.failure)
+        require(st.halt or self._unwind_limit is not None, "a failed run halts", failure=failure)
 
     # -- callbacks and timers -----------------------------------------------
 
@@ -788,6 +821,8 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
         now, tick = self._st.clock.now, self._tick
+        if delay_ns <= 0:  # due now: every loop runs it next iteration, whatever its clock
+            return self._timer(now + delay_ns, callback, args, context)
         tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
         if not now <= tick_end < now + tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
@@ -809,6 +844,8 @@ class SeedbedLoop(TaskWatch):
         except (OverflowError, ValueError):
             return self._never(when, callback, args, context)
         now, tick = self._st.clock.now, self._tick
+        if when_ns <= now:  # already due: it runs next iteration (see _coarse_call_later)
+            return self._timer(when_ns, callback, args, context)
         late = -(-now // tick) * tick - now  # `round_up`, inlined (every asyncio.timeout)
         if not 0 <= late < tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)

@@ -16,6 +16,17 @@ faults go on (`seedbed.check._temporal`).
 
 Models: `register`, `cas_register`, `kv`, or any object following `Model`.
 
+Sets, queues, counters and id generators are checked as Jepsen's set-full,
+total-queue, counter and unique-ids do, in one pass each: `check_set`,
+`check_queue`, `check_counter`, `check_unique_ids` (or `check_collection`
+by name) return a `CheckVerdict` naming what was lost, duplicated or
+invented, with the operations that show it.
+
+No false greens: a history that could not have been refused (no read, no
+dequeue succeeded) is *vacuous*, and no checker passes it unless told to
+(``allow_empty=True``). `HistoryOracle` is a `Recorder` that a scenario
+checks when its run ends (``Scenario(checks=[oracle])``).
+
 Transactional histories (list-append, rw-register) are checked Elle's way
 with `check_transactions`: dependencies inferred from reads, cycles found in
 the dependency graph, a verdict per consistency model:
@@ -25,6 +36,8 @@ the dependency graph, a verdict per consistency model:
 """
 
 from seedbed.check._assertions import always, reachable, sometimes, unreachable
+from seedbed.check._collections import COLLECTION_MODELS, check_collection
+from seedbed.check._counter import check_counter
 from seedbed.check._coverage import coverage, maximize, minimize
 from seedbed.check._history import (
     Event,
@@ -47,7 +60,10 @@ from seedbed.check._models import (
     cas_register,
     kv,
     register,
+    vacuous_reason,
 )
+from seedbed.check._op_parsers import parse_op_history, read_op_history
+from seedbed.check._oracle import HistoryOracle
 from seedbed.check._parsers import (
     detect_format,
     parse_history,
@@ -55,6 +71,8 @@ from seedbed.check._parsers import (
     parse_kv_log,
     read_history,
 )
+from seedbed.check._queue import check_queue
+from seedbed.check._set import check_set
 from seedbed.check._temporal import eventually, leads_to
 from seedbed.check._txn_history import (
     TXN_MODELS,
@@ -72,8 +90,11 @@ from seedbed.check._txn_verdict import (
     TxnVerdict,
     check_transactions,
 )
+from seedbed.check._unique import check_unique_ids
+from seedbed.check._verdict import CheckVerdict, Finding, Validity
 
 __all__ = [
+    "COLLECTION_MODELS",
     "CONSISTENCY_MODELS",
     "ILLEGAL",
     "MODELS",
@@ -81,9 +102,12 @@ __all__ = [
     "TXN_MODELS",
     "Anomaly",
     "CasRegister",
+    "CheckVerdict",
     "Event",
+    "Finding",
     "History",
     "HistoryError",
+    "HistoryOracle",
     "KeyValue",
     "Model",
     "ModelError",
@@ -95,10 +119,16 @@ __all__ = [
     "TxnHistory",
     "TxnOutcome",
     "TxnVerdict",
+    "Validity",
     "Verdict",
     "always",
     "cas_register",
+    "check_collection",
+    "check_counter",
+    "check_queue",
+    "check_set",
     "check_transactions",
+    "check_unique_ids",
     "coverage",
     "detect_format",
     "eventually",
@@ -111,13 +141,16 @@ __all__ = [
     "parse_jepsen_log",
     "parse_jsonl",
     "parse_kv_log",
+    "parse_op_history",
     "parse_txn_history",
     "reachable",
     "read_history",
     "read_jsonl",
+    "read_op_history",
     "read_txn_history",
     "register",
     "sometimes",
     "txns_from_history",
     "unreachable",
+    "vacuous_reason",
 ]

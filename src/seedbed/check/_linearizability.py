@@ -23,26 +23,35 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from seedbed.check._history import Event, History, Operation, note_check
-from seedbed.check._models import Model, describe_op, partition_of
+from seedbed.check._models import (
+    Model,
+    compile_step,
+    describe_op,
+    partition_of,
+    vacuous_reason,
+)
 from seedbed.check._search import SearchResult, search_steps
 from seedbed.check._witness import witness as find_witness
 from seedbed.errors import UsageError
 
 
 class Outcome(StrEnum):
-    """The three possible answers."""
+    """The possible answers: ``vacuous`` is a history that could not have been
+    refused (no read succeeded), which is no evidence of linearizability."""
 
     LINEARIZABLE = "linearizable"
     NOT_LINEARIZABLE = "not-linearizable"
     UNKNOWN = "unknown"
+    VACUOUS = "vacuous"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What `linearizable` found.
 
-    - ``outcome``: linearizable, not linearizable, or unknown (timed out).
-      ``bool(verdict)`` is True only for linearizable.
+    - ``outcome``: linearizable, not linearizable, unknown (timed out), or
+      vacuous (nothing in the history could have been refused; ``reason``
+      says why). ``bool(verdict)`` is True only for linearizable.
     - ``order``: for a linearizable history, one legal order of the operations
       that took effect (parts concatenated); otherwise the longest legal order
       the search reached in the failing part.
@@ -65,12 +74,15 @@ class Verdict:
     part: Hashable = None
     model: Model | None = field(default=None, repr=False, compare=False)
     history: History | None = field(default=None, repr=False, compare=False)
+    reason: str | None = None
 
     def __bool__(self) -> bool:
         return self.outcome is Outcome.LINEARIZABLE
 
     def explain(self) -> str:
         """A few lines for people: the verdict and, on failure, why."""
+        if self.outcome is Outcome.VACUOUS:
+            return f"cannot show linearizability: {self.reason} ({self.seconds:.3f} s)"
         lines = [f"{self.outcome} ({self.seconds:.3f} s)"]
         if self.outcome is not Outcome.NOT_LINEARIZABLE:
             return "\n".join(lines)
@@ -170,6 +182,7 @@ def linearizable(
     timeout: float | None = None,
     *,
     witness: bool = True,
+    allow_empty: bool = False,
 ) -> Verdict:
     """Decide whether ``history`` could have come from a correct ``model``.
 
@@ -179,6 +192,11 @@ def linearizable(
     within `WITNESS_SECONDS` or ten times the decision time, whichever is
     more). With ``witness=False`` that step is skipped, which is all a yes/no
     caller needs.
+
+    A history in which no operation the model could refuse succeeded (no
+    read: every one timed out, or none was made) is `Outcome.VACUOUS`, not
+    linearizable: passing it would be a false green. ``allow_empty=True``
+    accepts such a history as linearizable.
     """
     if timeout is not None and timeout < 0:
         raise UsageError("timeout must be >= 0")
@@ -186,6 +204,13 @@ def linearizable(
     deadline = None if timeout is None else start + timeout
     events = _as_history(history)
     ops = [op for op in events.operations() if op.status != "fail"]
+    reason = None if allow_empty else vacuous_reason(model, ops)
+    if reason is not None:
+        for op in ops:  # an operation the model cannot read is bad input, vacuous or not
+            compile_step(model, op)
+        verdict = Verdict(Outcome.VACUOUS, time.monotonic() - start, model=model, reason=reason)
+        note_check(events, "linearizability", verdict.explain, ())
+        return verdict
     with collector_paused():
         decision = _decide(partition_of(model, ops), model, deadline)
     if decision.failed is None:

@@ -30,7 +30,13 @@ and optionally
   effects must step alike in every state. The search then linearizes such
   operations of unknown outcome in invocation order, which loses nothing.
   Optional, purely for speed; a wrong answer can give wrong verdicts, so
-  leave it out when unsure.
+  leave it out when unsure;
+- ``observes(op)``: True when ``op`` completed with a result the model can
+  refuse (a read's value, a compare-and-set's answer), and ``observed``, a
+  phrase naming such operations ("read"). A history with none of them is
+  linearizable whatever the system did: it cannot show the property, and
+  the check says so instead of passing it (see `vacuous_reason`). Without
+  ``observes``, any operation that completed ``ok`` counts.
 
 Failed operations (``fail``) never reach a model: they had no effect. A model
 that needs a rejected request to constrain the state (etcd's failed
@@ -109,6 +115,24 @@ def describe_op(model: Model, op: Operation) -> str:
     return str(describe(op)) if describe is not None else str(op)
 
 
+def vacuous_reason(model: Model, ops: Sequence[Operation]) -> str | None:
+    """Why ``ops`` cannot show linearizability under ``model``, or None when they can.
+
+    Only an operation whose observed result the model could refuse can make
+    a history non-linearizable; without one, "linearizable" is vacuously
+    true (a run in which every read timed out), a false green.
+    """
+    observes = getattr(model, "observes", None)
+    if observes is None:
+        if any(op.status == "ok" for op in ops):
+            return None
+        return "no operation succeeded"
+    if any(observes(op) for op in ops):
+        return None
+    observed = getattr(model, "observed", "operation whose result the model checks")
+    return f"no {observed} succeeded, so no order could be refused"
+
+
 class ModelError(UsageError):
     """An operation does not fit the model (wrong function or argument shape).
 
@@ -135,6 +159,7 @@ class Register:
     """
 
     name = "register"
+    observed = "read"  # what `observes` accepts, for the vacuous verdict
 
     def __init__(self, initial: Hashable = None) -> None:
         self.initial = initial
@@ -154,6 +179,9 @@ class Register:
 
     def read_only(self, op: Operation) -> bool:
         return op.f == "read"
+
+    def observes(self, op: Operation) -> bool:
+        return op.known and op.f == "read"
 
     def effect(self, op: Operation) -> Hashable:
         return (op.f, op.value, op.known, op.result)  # all that compile reads
@@ -189,6 +217,7 @@ class CasRegister(Register):
     """
 
     name = "cas-register"
+    observed = "read or compare-and-set"  # what `observes` accepts, for the vacuous verdict
 
     def compile(self, op: Operation) -> StepFn:
         if op.f != "cas":
@@ -207,6 +236,9 @@ class CasRegister(Register):
 
     def read_only(self, op: Operation) -> bool:
         return op.f == "read" or (op.f == "cas" and op.known and op.result is False)
+
+    def observes(self, op: Operation) -> bool:
+        return op.known and op.f in ("read", "cas")
 
     def describe(self, op: Operation) -> str:
         if op.f != "cas":
@@ -229,6 +261,7 @@ class KeyValue:
     """
 
     name = "kv"
+    observed = "get"  # what `observes` accepts, for the vacuous verdict
 
     def init(self) -> State:
         return ""
@@ -252,6 +285,9 @@ class KeyValue:
 
     def read_only(self, op: Operation) -> bool:
         return op.f == "get"
+
+    def observes(self, op: Operation) -> bool:
+        return op.known and op.f == "get"
 
     def effect(self, op: Operation) -> Hashable:
         return (op.f, op.value, op.known, op.result)  # all that compile reads

@@ -193,7 +193,12 @@ _TOKEN: Final = re.compile(
     )""",
     re.VERBOSE,
 )
-_ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\"}
+# A string's escapes, as Clojure's reader takes them: \uXXXX (a surrogate
+# pair is one character), or one character (\n and the rest of _ESCAPES).
+_ESCAPE: Final = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))"
+)
 _CLOSERS: Final = {"{": "}", "[": "]", "(": ")", "#{": "}"}
 
 
@@ -222,11 +227,12 @@ def _read_plain_map(text: str) -> dict[Any, Any] | None:
     return dict(zip(items[::2], items[1::2], strict=True))
 
 
-def read_edn_line(text: str, source: str, line: int) -> Any:
+def read_edn_line(text: str, source: str, line: int, *, sets: bool = False) -> Any:
     """One EDN form from one line, without recursion (deep nesting cannot crash it).
 
     Vectors and lists become tuples, maps dicts, keywords strings that keep
-    their colon (``":ok"``), numbers ints or floats; sets are refused.
+    their colon (``":ok"``), numbers ints or floats; sets are refused unless
+    ``sets`` (then read as tuples, in the order written: a set read's elements).
     """
     stack: list[tuple[str, list[Any]]] = []
     result: list[Any] = []
@@ -238,12 +244,14 @@ def read_edn_line(text: str, source: str, line: int) -> Any:
         if kind == "bad":
             raise HistoryError(source, line, f"unexpected {token!r} in EDN")
         if kind == "open":
-            if token == "#{":
+            if token == "#{" and not sets:
                 raise HistoryError(source, line, "EDN sets are not supported in histories")
             stack.append((token, []))
             continue
         try:
             value = _close(stack, token, source, line) if kind == "close" else _atom(kind, token)
+        except HistoryError:  # an unbalanced form (a ValueError too): its own message
+            raise
         except ValueError as exc:
             raise HistoryError(source, line, f"cannot read EDN number: {exc}") from None
         (stack[-1][1] if stack else result).append(value)
@@ -270,9 +278,18 @@ def _close(stack: list[tuple[str, list[Any]]], token: str, source: str, line: in
     return dict(zip(keys, items[1::2], strict=True))
 
 
+def _unescape(match: re.Match[str]) -> str:
+    high, low, code, char = match.groups()
+    if high is not None:
+        return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+    if code is not None:
+        return chr(int(code, 16))
+    return _ESCAPES.get(char, char)
+
+
 def _atom(kind: str, token: str) -> Any:
     if kind == "str":
-        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), token[1:-1])
+        return _ESCAPE.sub(_unescape, token[1:-1])
     if kind == "num":
         token = token.rstrip("NM")
         if re.fullmatch(r"[-+]?\d+", token):

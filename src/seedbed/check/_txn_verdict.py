@@ -39,7 +39,12 @@ from seedbed.check._history import History, note_check
 from seedbed.check._linearizability import collector_paused
 from seedbed.check._txn_append import infer_list_append
 from seedbed.check._txn_cycles import BASE_CLASSES, CycleResult, CycleSearch, Step, classify
-from seedbed.check._txn_history import TxnHistory, TxnModel, txns_from_history
+from seedbed.check._txn_history import (
+    TxnHistory,
+    TxnModel,
+    check_unique_writes,
+    txns_from_history,
+)
 from seedbed.check._txn_infer import KIND_NAMES, PROCESS, REALTIME, Anomaly, Inference, infer
 from seedbed.check._txn_register import infer_rw_register
 from seedbed.errors import UsageError
@@ -80,6 +85,7 @@ class TxnOutcome(StrEnum):
     VALID = "valid"
     INVALID = "invalid"
     UNKNOWN = "unknown"
+    VACUOUS = "vacuous"  # no committed read: nothing could have shown an anomaly
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ class TxnVerdict:
     ``anomalies`` are those that bear on the models asked for (as Elle
     reports them): a G-single-realtime says nothing about repeatable read.
     ``all_anomalies`` holds every one found, whatever it rules out.
+    ``reason`` says why a vacuous history cannot show anything (no committed
+    transaction read a key: every anomaly is inferred from reads).
     """
 
     outcome: TxnOutcome
@@ -105,6 +113,7 @@ class TxnVerdict:
     undecided: tuple[str, ...] = ()
     inference: Inference | None = field(default=None, repr=False, compare=False)
     all_anomalies: tuple[Anomaly, ...] = field(default=(), repr=False)
+    reason: str | None = None
 
     def __bool__(self) -> bool:
         return self.outcome is TxnOutcome.VALID
@@ -117,6 +126,8 @@ class TxnVerdict:
     def explain(self, limit: int = 5) -> str:
         """The verdict, then each anomaly in words (``limit`` per class)."""
         wanted = ", ".join(self.consistency)
+        if self.outcome is TxnOutcome.VACUOUS:
+            return f"cannot show {wanted}: {self.reason} ({self.seconds:.3f} s)"
         lines = [
             f"{self.outcome} for {wanted} ({self.transactions} transactions, {self.seconds:.3f} s)"
         ]
@@ -141,6 +152,7 @@ class TxnVerdict:
         """The verdict as a JSON object (anomalies with their explanations)."""
         return {
             "verdict": str(self.outcome),
+            "reason": self.reason,
             "consistency": list(self.consistency),
             "anomalies": self.anomaly_names(),
             "all_anomalies": self.anomaly_names(every=True),
@@ -173,6 +185,7 @@ def check_transactions(
     process: bool = True,
     timeout: float | None = None,
     search_seconds: float = DEFAULT_SEARCH_SECONDS,
+    allow_empty: bool = False,
 ) -> TxnVerdict:
     """Check a transaction history against consistency models.
 
@@ -184,6 +197,10 @@ def check_transactions(
     simulation); anomalies whose existence is proved are reported either
     way, so only G-nonadjacent (and hence snapshot isolation) can stay
     undecided. Which cycle is shown for a class can depend on the budget.
+
+    A history in which no committed transaction read anything is
+    `TxnOutcome.VACUOUS` (every anomaly is inferred from reads, so none could
+    show), unless ``allow_empty``: passing it would be a false green.
     """
     began = time.monotonic()
     wanted = (consistency,) if isinstance(consistency, str) else tuple(consistency)
@@ -192,6 +209,9 @@ def check_transactions(
             raise UsageError(f"unknown consistency model {name!r}; known: {', '.join(PROHIBITED)}")
     with collector_paused():
         txns = history if isinstance(history, TxnHistory) else txns_from_history(history, model)
+        if not allow_empty and not _any_committed_read(txns):
+            check_unique_writes(txns)  # bad input stays bad input, vacuous or not
+            return _vacuous(history, txns, wanted, time.monotonic() - began)
         inference = infer(txns, READ_RULES[txns.model], realtime=realtime, process=process)
         deadline = None if timeout is None else began + timeout
         cycles, undecided = _cycle_anomalies(inference, deadline, search_seconds, realtime, process)
@@ -214,6 +234,24 @@ def check_transactions(
     if outcome is TxnOutcome.INVALID and isinstance(history, History):
         blamed = (txns.txns[t].call for a in relevant if _rules_out(a, wanted) for t in a.txns)
         note_check(history, "transactions", verdict.explain, blamed)
+    return verdict
+
+
+def _any_committed_read(txns: TxnHistory) -> bool:
+    return any(t.status == "ok" and any(m[0] == "r" for m in t.mops) for t in txns.txns)
+
+
+def _vacuous(
+    history: TxnHistory | History, txns: TxnHistory, wanted: tuple[str, ...], seconds: float
+) -> TxnVerdict:
+    committed = sum(1 for t in txns.txns if t.status == "ok")
+    reason = (
+        "no transaction committed" if not committed else "no committed transaction read a key"
+    ) + ", so no anomaly could show"
+    models = dict.fromkeys(PROHIBITED, "unknown")
+    verdict = TxnVerdict(TxnOutcome.VACUOUS, (), models, wanted, seconds, len(txns), reason=reason)
+    if isinstance(history, History):
+        note_check(history, "transactions", verdict.explain, ())
     return verdict
 
 

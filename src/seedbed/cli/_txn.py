@@ -20,15 +20,22 @@ from seedbed.errors import UsageError
 
 
 def check_txn_file(
-    path: str, model: TxnModel, consistency: tuple[str, ...], timeout: float | None
+    path: str,
+    model: TxnModel,
+    consistency: tuple[str, ...],
+    timeout: float | None,
+    allow_empty: bool = False,
 ) -> TxnVerdict | str:
     """The verdict for one file, or the one-line message describing bad input."""
     try:
         history = read_txn_history(path, model)
-        if not len(history):
+        if not len(history) and not allow_empty:
             return f"{path}: the history holds no transactions: nothing to check (did it record?)"
         return check_transactions(
-            history, consistency=consistency or "strict-serializable", timeout=timeout
+            history,
+            consistency=consistency or "strict-serializable",
+            timeout=timeout,
+            allow_empty=allow_empty,
         )
     except UsageError as exc:
         return str(exc)
@@ -41,6 +48,11 @@ def report_txn(path: str, verdict: TxnVerdict, as_json: bool, explain: bool) -> 
     if as_json:
         obj = {"file": path, **verdict.to_json()}
         echo(json.dumps(obj))
+        return
+    if verdict.outcome is TxnOutcome.VACUOUS:
+        wanted = ", ".join(verdict.consistency)
+        hint = " (--allow-empty accepts it)"
+        echo(f"{path}: cannot show {wanted}: {verdict.reason}{hint} ({verdict.seconds:.3f} s)")
         return
     names = verdict.anomaly_names()
     found = f" [{', '.join(names)}]" if names else ""

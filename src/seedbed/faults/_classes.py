@@ -41,6 +41,12 @@ class FaultClass:
 
     @property
     def is_rate(self) -> bool:
+        """Events per virtual second (else a probability per event)."""
+        return self.field.endswith(RATE_SUFFIX)
+
+    @property
+    def is_world(self) -> bool:
+        """The nemesis injects it (else it is drawn where it acts)."""
         return self.inject is not None
 
     def __post_init__(self) -> None:
@@ -48,6 +54,8 @@ class FaultClass:
         require(self.name.isidentifier() and self.field == self.name + suffix,
                 "a fault class's field is its name and its kind's suffix",
                 name=self.name, field=self.field)  # fmt: skip
+        require(self.is_rate or not self.is_world, "a world class has a rate",
+                name=self.name)  # fmt: skip
         low, high = self.swarm
         top = math.inf if self.is_rate else 1.0
         require(0 < low < high <= top and math.isfinite(high),
@@ -66,6 +74,11 @@ def _rate(name: str, low: float, high: float, injector: Injector, effective: str
 
 def _probability(name: str, low: float, high: float, effective: str) -> FaultClass:
     return FaultClass(name, name + PROBABILITY_SUFFIX, (low, high), None, effective)
+
+
+def _drawn_rate(name: str, low: float, high: float, effective: str) -> FaultClass:
+    """A rate the network draws where it acts (per link), not the nemesis."""
+    return FaultClass(name, name + RATE_SUFFIX, (low, high), None, effective)
 
 
 # What makes one fault of each class effective: it changed what the program
@@ -95,6 +108,8 @@ FAULT_CLASSES: tuple[FaultClass, ...] = (
     _probability("datagram_loss", 0.001, 0.1, "always: each datagram lost is one fault"),
     _probability("datagram_duplicate", 0.001, 0.05, "an endpoint received both copies"),
     _probability("failpoint", 0.001, 0.05, "always: each `failpoint()` that raised is one"),
+    _drawn_rate("link_stall", 0.05, 0.5, "the episode held some of the program's traffic"),
+    _rate("node_stall", 0.05, 2.0, inject.node_stall, "the node stayed up through it"),
 )
 
 
@@ -107,4 +122,4 @@ def check_table(classes: Sequence[FaultClass]) -> None:
 
 
 check_table(FAULT_CLASSES)
-WORLD_CLASSES = tuple(fault for fault in FAULT_CLASSES if fault.is_rate)
+WORLD_CLASSES = tuple(fault for fault in FAULT_CLASSES if fault.is_world)

@@ -16,6 +16,7 @@ reordering them changes what a seed does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from seedbed._core.contract import broken
@@ -38,6 +39,7 @@ CORRUPTION_PROBABILITY = 0.5
 FSYNC_FAILURE_PROBABILITY = 0.5
 LATENT_FACTOR = 10.0
 PAUSE_MAX = 2.0  # seconds: a long stop-the-world collection, a VM's live migration
+STALL_MIN, STALL_MAX = 0.005, 0.3  # seconds: a node stall, a short collection or hiccup
 
 Injector = Callable[[Ledger], Outcome]
 
@@ -134,7 +136,29 @@ def pause(ledger: Ledger) -> Outcome:
     stream = ledger.stream
     name = stream.choice(names, "nemesis: pause which node")
     seconds = stream.uniform(0.0, PAUSE_MAX, f"nemesis: pause {name} seconds")
-    key = (name, "pause")  # one pause per node at a time
+    return _stop_node(ledger, "pause", name, seconds, down=True)
+
+
+def node_stall(ledger: Ledger) -> Outcome:
+    """A running node's code stops for a short drawn time (log-uniform in
+    STALL_MIN-STALL_MAX: a collection, a scheduler hiccup) while the others
+    run. Slow, not down: not counted against `max_down`, so it may hit a
+    node the other faults left as the last of a quorum."""
+    names = ledger.names()
+    if not names:
+        return None
+    stream = ledger.stream
+    name = stream.choice(names, "nemesis: node stall which node")
+    low, high = math.log(STALL_MIN), math.log(STALL_MAX)
+    seconds = math.exp(stream.uniform(low, high, f"nemesis: node stall {name} seconds"))
+    return _stop_node(ledger, "node_stall", name, seconds, down=False)
+
+
+def _stop_node(ledger: Ledger, kind: str, name: str, seconds: float, *, down: bool) -> Outcome:
+    """Pause node `name` for `seconds` as fault `kind` (one stop per node at a
+    time). Effective if it came back the same incarnation it was stopped as,
+    its timers and leases having had the stop to expire around it."""
+    key = (name, "pause")
     node = ledger.sim.nodes.get(name)
     ref = node.ref
     ledger.aim(name, [name], f"for {seconds:.3f}s")
@@ -153,7 +177,8 @@ def pause(ledger: Ledger) -> Outcome:
     def effect() -> dict[str, int]:
         return {"paused while running": int(node.ref is ref and node.up)}
 
-    ledger.begin(Episode("pause", end, links=[key], down=[name], effect=effect), seconds)
+    held = [name] if down else []
+    ledger.begin(Episode(kind, end, links=[key], down=held, effect=effect), seconds)
     return LATER
 
 

@@ -162,3 +162,11 @@ class Nemesis:
         if outcome is None:
             return  # nothing to do (max_down reached, no free link): not injected
         ledger.count(fault.name, outcome)
+
+
+def link_stall_counts(sim: Simulation) -> dict[str, int]:
+    """The network's stall episodes so far: `injected`, those that began on a
+    link carrying traffic; `effective`, those that held some of it."""
+    traffic = [sim.traffic(link.src, link.dst) for link in sim.links()]
+    return {"injected": sum(t.stall_episodes for t in traffic),
+            "effective": sum(t.stalls for t in traffic)}  # fmt: skip

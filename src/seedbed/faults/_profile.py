@@ -31,7 +31,10 @@ from seedbed.faults._classes import FAULT_CLASSES, PROBABILITY_SUFFIX, RATE_SUFF
 _OWNER = "FaultProfile"
 
 # The profile's fields, in the table's order (the nemesis's order of classes).
-RATE_FIELDS = tuple(fault.field for fault in FAULT_CLASSES if fault.is_rate)
+RATE_FIELDS = tuple(fault.field for fault in FAULT_CLASSES if fault.is_world)
+DRAWN_RATE_FIELDS = tuple(
+    fault.field for fault in FAULT_CLASSES if fault.is_rate and not fault.is_world
+)
 PROBABILITY_FIELDS = tuple(fault.field for fault in FAULT_CLASSES if not fault.is_rate)
 
 
@@ -72,6 +75,13 @@ class FaultProfile:
     - `pause_per_second`: a node's code stops for up to two seconds while
       the others run (a GC pause, a stopped VM); its timers then fire late,
       in deadline order. Counted against `max_down` while it lasts.
+    - `node_stall_per_second`: a node's code stops for a short, drawn
+      5-300 ms (log-uniform: a collection, a scheduler hiccup) while the
+      others run, its timers then firing late; not counted against
+      `max_down` (it is slow, not down).
+    - `link_stall_per_second`: more stall episodes per link and second, on
+      top of the network's own (`NetworkConfig.stall_per_second`): a link
+      holds all it carries for 20-250 ms, then releases it in order.
     - `datagram_loss_probability`, `datagram_duplicate_probability`: per
       datagram, combined with the `NetworkConfig`'s.
     - `failpoint_probability`: the chance that `await failpoint(why)` raises.
@@ -98,13 +108,15 @@ class FaultProfile:
     datagram_loss_probability: float = 0.0
     datagram_duplicate_probability: float = 0.0
     failpoint_probability: float = 0.0
+    link_stall_per_second: float = 0.0
+    node_stall_per_second: float = 0.0
     buggify: bool = False
     max_down: int | None = None
     downtime_mean: float = 2.0
     fault_duration_mean: float = 2.0
 
     def __post_init__(self) -> None:
-        for name in RATE_FIELDS:
+        for name in RATE_FIELDS + DRAWN_RATE_FIELDS:
             _check_rate(name, getattr(self, name))
         for name in PROBABILITY_FIELDS:
             check_probability(_OWNER, name, getattr(self, name))
@@ -157,6 +169,8 @@ ADDED_FIELDS = frozenset(
         "fsync_failure_per_second",
         "operation_crash_per_second",
         "pause_per_second",
+        "node_stall_per_second",
+        "link_stall_per_second",
     )
 )
 

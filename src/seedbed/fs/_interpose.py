@@ -37,7 +37,7 @@ from typing import Any
 from seedbed._core.identity import NODE
 from seedbed.aio import _breakpoint, _providers
 from seedbed.aio._host import InterposeHost
-from seedbed.fs import _checks, _namespace
+from seedbed.fs import _checks, _namespace, _procfs
 from seedbed.fs._fileobj import open_file
 from seedbed.fs._posix import NodeFiles
 from seedbed.fs._simdisk import SimDisk
@@ -109,6 +109,11 @@ def _on_path(
 
 
 def _open(file: Any, *args: Any, **kwargs: Any) -> Any:
+    host = _host
+    if host is not None and _get_ident() == _owner and isinstance(file, str | bytes | os.PathLike):
+        name = _procfs.served(host, file)  # /proc/self/stat...: the simulated process's
+        if name is not None:
+            return _procfs.open_view(host, name, *args, **kwargs)
     files = node_files()
     if files is None or (isinstance(file, int) and file not in files.fds):
         return _io.open(file, *args, **kwargs)

@@ -17,6 +17,7 @@ from seedbed._core.validate import (
     check_choice,
     check_positive_int,
     check_probability,
+    check_rate,
     check_seconds,
     shown,
 )
@@ -51,6 +52,19 @@ class NetworkConfig:
       | "exponential"                      | 0.847 | 1.65 | 2.81| 4.06  | 5     |
       | swarm's LAN, 3% spikes             | 0.181 | 0.591| 111 | 232   | 250   |
       | swarm's WAN, 3% spikes             | 36.3  | 118  | 597 | 953   | 1000  |
+
+      Spikes hit hops one at a time; real stalls are correlated (a queue
+      behind a burst, a paused VM, a retransmission timeout holds every
+      packet on the link). So under "tail" each link (each direction) also
+      has stall episodes, `stall_per_second` of them per second on average
+      (a Poisson process from the run's start): for a log-uniform
+      [`stall_min`, `stall_max`) seconds the link holds everything that
+      would arrive, datagrams and stream bytes alike, then releases it in
+      order. A heartbeat every 10 ms then goes silent for 20-250 ms now and
+      then, as on a real network. Drawn from the "net stalls" stream, lazily
+      as traffic passes (an idle link draws nothing); counted per link in
+      `Simulation.traffic` (`stalls`, `stall_held`). A scenario's liveness
+      phase ends them with the other faults.
     - `loss_probability`, `duplicate_probability`: per datagram. Streams are
       reliable while connected: they never lose or duplicate bytes.
     - `partition_reset_timeout`: a stream whose traffic a partition drops
@@ -91,6 +105,9 @@ class NetworkConfig:
     latency_tail_probability: float = 0.01
     latency_tail_min: float = 0.02
     latency_tail_max: float = 0.25
+    stall_per_second: float = 0.1
+    stall_min: float = 0.02
+    stall_max: float = 0.25
 
     def __post_init__(self) -> None:
         _check_link_latency(self.link_latency)
@@ -110,6 +127,10 @@ class NetworkConfig:
             check_seconds(_OWNER, name, getattr(self, name), allow_zero=False)
         check_at_least(_OWNER, "latency_tail_max", self.latency_tail_max, "latency_tail_min",
                        self.latency_tail_min)  # fmt: skip
+        check_rate(_OWNER, "stall_per_second", self.stall_per_second)
+        for name in ("stall_min", "stall_max"):
+            check_seconds(_OWNER, name, getattr(self, name), allow_zero=False)
+        check_at_least(_OWNER, "stall_max", self.stall_max, "stall_min", self.stall_min)
 
     def as_dict(self) -> dict[str, Any]:
         """Every setting by name (what a replay must repeat), JSON-able: a pair
@@ -168,7 +189,8 @@ class Timing:
 
     __slots__ = (
         "connect_timeout", "latency_max", "latency_min", "latency_spread", "reset_timeout",
-        "tail", "tail_high", "tail_low", "tail_probability",
+        "stall_high", "stall_low", "stall_mean_gap", "tail", "tail_high", "tail_low",
+        "tail_probability",
     )  # fmt: skip
 
     def __init__(
@@ -184,3 +206,8 @@ class Timing:
         self.tail_probability = config.latency_tail_probability
         self.tail_low = config.latency_tail_min  # seconds
         self.tail_high = config.latency_tail_max
+        # Stall episodes (see `NetworkConfig`): 0 mean gap means none.
+        stalls = self.tail and config.stall_per_second > 0
+        self.stall_mean_gap = 1.0 / config.stall_per_second if stalls else 0.0  # seconds
+        self.stall_low = config.stall_min
+        self.stall_high = config.stall_max

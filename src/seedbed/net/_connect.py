@@ -82,7 +82,13 @@ class Handshake:
     )
 
     def __init__(
-        self, fabric: Fabric, ref: NodeRef, context: contextvars.Context, dst: str, port: int
+        self,
+        fabric: Fabric,
+        ref: NodeRef,
+        context: contextvars.Context,
+        dst: str,
+        port: int,
+        local_port: int = 0,  # a socket the program bound: its own port (0: a free one)
     ) -> None:
         self.fabric = fabric
         self.ref = ref
@@ -93,7 +99,7 @@ class Handshake:
         self.timing_out = False  # the connect's deadline is scheduled
         self.future: asyncio.Future[StreamEndpoint] = fabric.loop.create_future()
         src = ref.name
-        local_port = fabric.stream_ports.bind(src, 0, self)
+        local_port = fabric.stream_ports.bind(src, local_port, self)
         self.sockname = (fabric.addresses.address_of(src), local_port)
 
     async def run(self) -> StreamEndpoint:
@@ -104,7 +110,7 @@ class Handshake:
             return await self.future  # the node is dead: never answered
         link = fabric.links.get(self.ref.name, self.dst)
         fabric.trace.emit("net.connect", self.ref.name, self.dst, self.port)
-        arrival = self.started + fabric.links.latency_ns(link)
+        arrival = fabric.links.due(link, self.started)
         fabric.at(arrival, self._syn_arrives, context=fabric.context)
         try:
             return await self.future
@@ -129,7 +135,7 @@ class Handshake:
                 "the listener at a (node, port) is the live one bound there",
                 server=server, at=(dst, self.port),
             )  # fmt: skip
-        back = fabric.clock.now + links.latency_ns(links.get(dst, src))
+        back = links.due(links.get(dst, src), fabric.clock.now)
         if (
             not isinstance(server, SimServer)
             or not server.accepting()
@@ -174,7 +180,7 @@ class Handshake:
             return
         fabric = self.fabric
         link = fabric.links.get(self.ref.name, self.dst)
-        arrival = sent + fabric.links.latency_ns(link)
+        arrival = fabric.links.due(link, sent)
         fabric.at(arrival, self._syn_arrives, context=fabric.context)
 
     def _open(self, server: SimServer) -> StreamEndpoint:

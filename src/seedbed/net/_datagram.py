@@ -44,8 +44,12 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         port: int,
         remote: Address | None,
         protocol: asyncio.BaseProtocol,
+        *,
+        mapped: bool = False,  # a dual-stack IPv6 socket's: peers are `::ffff:a.b.c.d`
+        sockname: tuple[Any, ...] | None = None,  # what a bound socket's getsockname said
     ) -> None:
         self.fabric = fabric
+        self.mapped = mapped
         self.ref = ref
         self.node = ref.name
         self.context = context
@@ -55,8 +59,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         self.address: Address = (fabric.addresses.address_of(self.node), self.port)
         self.number = fabric.next_number()
         self.closing = False
-        sock = SimSocket(socket.SOCK_DGRAM, self.address, remote)
-        super().__init__({"sockname": self.address, "peername": remote, "socket": sock})
+        name: Any = sockname or self.address
+        sock = SimSocket(socket.SOCK_DGRAM, name, remote)
+        super().__init__({"sockname": name, "peername": remote, "socket": sock})
         fabric.register(self.node, self.number, self)
 
     def __repr__(self) -> str:
@@ -75,7 +80,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             if self.remote is None:
                 raise ValueError("no destination: pass addr, or connect with remote_addr")
             addr = self.remote
-        elif self.remote is not None and tuple(addr[:2]) != self.remote:
+        elif self.mapped and isinstance(addr[0], str) and addr[0].startswith("::ffff:"):
+            addr = (addr[0][7:], addr[1])  # an IPv4 host, as a dual-stack socket names it
+        if self.remote is not None and tuple(addr[:2]) != self.remote:
             raise ValueError(f"Invalid address: must be None or {self.remote}")
         dst = self.fabric.addresses.node_for(addr[0], self.node)
         if dst is None:
@@ -109,7 +116,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
             self._send_noted(fabric.trace.notes, link, payload, dst, port, in_flight)
             return
         for _ in range(copies):
-            when = fabric.clock.now + fabric.links.latency_ns(link)
+            when = fabric.links.due(link, fabric.clock.now)
             fabric.at(
                 when,
                 _arrive,
@@ -132,7 +139,7 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         for copy in range(in_flight[0]):
             ident = f"{fabric.trace.count - 1}.{copy}"
             notes("dgram", ident, self.node, dst, port, summary(payload))
-            when = fabric.clock.now + fabric.links.latency_ns(link)
+            when = fabric.links.due(link, fabric.clock.now)
             fabric.at(
                 when, _arrive_noted, ident, fabric, link, self.address, dst, port, payload,
                 in_flight, context=fabric.context,
@@ -173,8 +180,9 @@ class DatagramEndpoint(asyncio.DatagramTransport):
         return True
 
     def _deliver(self, payload: bytes, source: Address) -> None:
+        sender: Any = ("::ffff:" + source[0], source[1], 0, 0) if self.mapped else source
         try:
-            self.protocol.datagram_received(payload, source)  # type: ignore[attr-defined]
+            self.protocol.datagram_received(payload, sender)  # type: ignore[attr-defined]
         except Exception as exc:
             self.fabric.loop.call_exception_handler(
                 {
@@ -242,7 +250,7 @@ def _redeliver(
     payload: bytes,
     in_flight: list[int],
 ) -> None:
-    when = fabric.clock.now + fabric.links.latency_ns(link)
+    when = fabric.links.due(link, fabric.clock.now)
     fabric.at(
         when, _arrive, fabric, link, source, dst, port, payload, in_flight, context=fabric.context
     )
@@ -268,7 +276,7 @@ def _arrive_noted(
         return
 
     def redeliver() -> None:
-        when = fabric.clock.now + fabric.links.latency_ns(link)
+        when = fabric.links.due(link, fabric.clock.now)
         fabric.at(
             when, _arrive_noted, ident, fabric, link, source, dst, port, payload, in_flight,
             context=fabric.context,

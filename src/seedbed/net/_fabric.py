@@ -65,7 +65,9 @@ class Fabric:
         self.split_span = round(config.stream_split_probability * CHUNK_VALUES)
         self.split_from = CHUNK_VALUES - self.split_span
         self.addresses = AddressBook(list(nodes.names()))
-        self.links = Links(stream, self.trace, config, nodes.names)
+        stalls = config.latency_model == "tail" and config.stall_per_second > 0
+        self.links = Links(stream, self.trace, config, nodes.names,
+                           loop.entropy.stream("net stalls") if stalls else None)  # fmt: skip
         self.stream_ports = PortTable("stream")
         self.datagram_ports = PortTable("datagram")
         # Open connection ends and datagram endpoints by node, in creation

@@ -12,6 +12,12 @@ states:
 - held: datagrams and stream data queue at the link, in order, until
   `release` delivers the backlog after a fresh latency.
 
+Stall episodes (the "tail" model's, see `NetworkConfig`) are apart from
+these states: a delivery whose arrival falls inside one of the link's
+episodes arrives when the episode ends instead, after whatever the episode
+held before it. Episodes are drawn lazily, as arrivals reach them, so a
+link that carries nothing draws nothing.
+
 The state is checked when traffic arrives at the far end, so a partition
 also catches what was already in flight.
 
@@ -42,6 +48,7 @@ from seedbed.errors import UsageError
 from seedbed.net._config import NetworkConfig, Timing
 
 DELAY_BATCH = 64  # latencies drawn per link at once
+NEVER = 1 << 62  # ns: a stall episode that never comes
 _WORD = (1 << 64) - 1
 OPEN = 0
 DROPPED = 1
@@ -66,7 +73,9 @@ class LinkTraffic(NamedTuple):
     queued, `stalled` times a stream's waiting bytes stalled at the closed
     link, `blocked` connects whose SYN waited at it, `lost` datagrams the
     network's loss odds lost, `duplicated` datagrams sent twice and
-    `duplicates_seen` of those an endpoint received both copies of.
+    `duplicates_seen` of those an endpoint received both copies of;
+    `stall_episodes` stall episodes that began while it carried traffic,
+    `stalls` of those that held some and `stall_held` deliveries they held.
     """
 
     dropped: int = 0
@@ -76,6 +85,9 @@ class LinkTraffic(NamedTuple):
     lost: int = 0
     duplicated: int = 0
     duplicates_seen: int = 0
+    stall_episodes: int = 0
+    stalls: int = 0
+    stall_held: int = 0
 
 
 class Link:
@@ -93,9 +105,17 @@ class Link:
         "latency_reason",
         "loss_reason",
         "lost",
+        "released",
         "scale",
         "src",
+        "stall_end",
+        "stall_episodes",
+        "stall_held",
+        "stall_seen",
+        "stall_start",
+        "stall_used",
         "stalled",
+        "stalls",
         "state",
         "timing",
         "waiting",
@@ -118,23 +138,35 @@ class Link:
         # What faults did to this link's traffic (see `LinkTraffic`): never hashed.
         self.dropped = self.held = self.stalled = self.blocked = 0
         self.lost = self.duplicated = self.duplicates_seen = 0
+        # The current (or next) stall episode, [stall_start, stall_end) in ns;
+        # 0, 0 until the first arrival draws one; NEVER with stalls off.
+        on = timing.stall_mean_gap > 0
+        self.stall_start = self.stall_end = 0 if on else NEVER
+        self.released = -1  # the last arrival a stall gave out: the next goes after
+        self.stall_used = False  # the current episode held something
+        self.stall_seen = False  # the current episode is counted as begun
+        self.stall_episodes = self.stalls = self.stall_held = 0
 
     def traffic(self) -> LinkTraffic:
         return LinkTraffic(self.dropped, self.held, self.stalled, self.blocked, self.lost,
-                           self.duplicated, self.duplicates_seen)  # fmt: skip
+                           self.duplicated, self.duplicates_seen, self.stall_episodes,
+                           self.stalls, self.stall_held)  # fmt: skip
 
 
 class Links:
     """Every link of one network, and the verbs that change them."""
 
     __slots__ = (
-        "_by_hand", "_config", "_links", "_names", "_pattern", "_stream", "_trace", "timing",
+        "_by_hand", "_config", "_links", "_names", "_pattern", "_stalls", "_stream", "_trace",
+        "timing",
     )  # fmt: skip
 
     def __init__(
-        self, stream: Stream, trace: Trace, config: NetworkConfig, names: Callable[[], list[str]]
-    ) -> None:
+        self, stream: Stream, trace: Trace, config: NetworkConfig, names: Callable[[], list[str]],
+        stalls: Stream | None = None,
+    ) -> None:  # fmt: skip
         self._stream = stream
+        self._stalls = stalls  # the stall episodes' stream (None: the network has none)
         self._trace = trace
         self._names = names
         self._links: dict[tuple[str, str], Link] = {}
@@ -164,6 +196,12 @@ class Links:
             return link.timing.latency_min
         self._draw_delays(link)
         return link.delays.pop()
+
+    def due(self, link: Link, sent: int) -> int:
+        """When a delivery sent at `sent` arrives: a drawn latency later, or at
+        the end of the stall episode it would arrive in."""
+        when = sent + self.latency_ns(link)
+        return when if when < link.stall_start else self.arrival(link, when)
 
     def _draw_delays(self, link: Link) -> None:
         """Draw the link's next DELAY_BATCH latencies at once, recorded as one draw.
@@ -220,6 +258,63 @@ class Links:
                 delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
         delays.reverse()
         link.delays = delays
+
+    # -- stall episodes -------------------------------------------------------
+
+    def arrival(self, link: Link, when: int) -> int:
+        """When a delivery due at `when` arrives, stall episodes counted.
+
+        Callers test `when >= link.stall_start` first (the common case costs
+        one comparison): only then does this run.
+        """
+        while when >= link.stall_end:
+            if link.stall_end and not link.stall_seen:
+                link.stall_episodes += 1  # one that began and ended between arrivals
+            self._next_stall(link)
+        if when < link.stall_start:  # after the episode: behind what it released
+            return when if when > link.released else link.released + 1
+        if not link.stall_seen:
+            link.stall_seen = True
+            link.stall_episodes += 1
+        release = link.stall_end if link.stall_end > link.released else link.released + 1
+        require(release >= when, "a stall delays a delivery, never hastens it",
+                link=link.latency_reason, due=when, release=release)  # fmt: skip
+        link.released = release
+        link.stall_held += 1
+        if not link.stall_used:
+            link.stall_used = True
+            link.stalls += 1
+        return release
+
+    def _next_stall(self, link: Link) -> None:
+        """The link's next episode: a gap after the last one ends, then its length."""
+        timing, stream = link.timing, self._stalls
+        if stream is None or timing.stall_mean_gap <= 0:
+            link.stall_start = link.stall_end = NEVER
+            return
+        reason = f"stall {link.src}->{link.dst}"
+        bits = stream.raw(64, reason)
+        self._trace.emit("draw", stream.name, reason, bits)
+        u = (bits & 0xFFFFFFFF) / 4294967296.0
+        v = (bits >> 32) / 4294967296.0
+        gap = -math.log1p(-u) * timing.stall_mean_gap
+        low = math.log(timing.stall_low)
+        length = math.exp(low + v * (math.log(timing.stall_high) - low))
+        start = link.stall_end + max(to_ns(gap), 1)
+        link.stall_start, link.stall_end = start, start + to_ns(length)
+        link.stall_used = link.stall_seen = False
+        require(link.stall_end > link.stall_start, "a stall episode lasts",
+                link=reason, start=start)  # fmt: skip
+
+    def stop_stalls(self, now: int) -> None:
+        """No stall from `now` on (a scenario's liveness phase): an episode in
+        progress ends now; what it already held keeps its release time."""
+        self._stalls = None
+        for link in self._links.values():  # creation order
+            if link.stall_start <= now < link.stall_end:
+                link.stall_end = now  # the next arrival draws no further episode
+            elif link.stall_start > now:
+                link.stall_start = link.stall_end = NEVER
 
     # -- verbs --------------------------------------------------------------
 

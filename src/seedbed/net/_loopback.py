@@ -14,9 +14,10 @@ What stays refused, with the message a plain loop gives today: any host that
 is not loopback or wildcard (`127.0.0.1`, `localhost`, `::1`, `0.0.0.0`,
 `::`, `""`), and real-socket I/O (`sock_recv`, `sock_sendall`...).
 aiohttp's test server binds a real `socket.socket` and hands it to
-`create_server(sock=...)`: inside a plain run, `bind` on a loopback address
-is served here (`bind_socket`: the port is taken on the simulated network and
-nothing is bound for real), and `getsockname` on that socket answers the
+`create_server(sock=...)`: inside a plain run, a TCP or UDP `bind` on a
+loopback or wildcard address is served as a world's node serves it
+(`_bound`: the port is taken on the simulated network and nothing is bound
+for real; `close()` frees it), and `getsockname` on that socket answers the
 simulated address; a bind elsewhere still escapes.
 
 The fault model is a fast, healthy loopback: latency 10-100 us (mean 20 us,
@@ -26,12 +27,11 @@ config.
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from seedbed._core.identity import NodeRef, new_node_context
 from seedbed.aio import _io
-from seedbed.net._addresses import ANY, LOOPBACK, AddressBook, port_number
+from seedbed.net._addresses import ANY, LOOPBACK, AddressBook
 from seedbed.net._config import NetworkConfig
 from seedbed.net._network import _REAL_SOCKET_IO, _UNSERVED, SimNetwork
 
@@ -84,8 +84,6 @@ class LoopbackNetwork(SimNetwork):
         super().__init__(loop, loop.entropy.stream("net loopback"), LOOPBACK_CONFIG, directory)
         self._fabric.addresses = AddressBook([], fixed={LOCAL: LOCAL_ADDRESS})
         self._loop = loop
-        self._bound: dict[Any, tuple[str, int]] = {}  # real sockets bind() served (lookup only)
-        self._claimed_ports: dict[Any, object] = {}  # the placeholder holding each one's port
 
     def _current(self) -> NodeRef:
         return self._ref  # no node context in a plain loop: all code is the one node's
@@ -120,18 +118,19 @@ class LoopbackNetwork(SimNetwork):
     async def create_server(
         self, protocol_factory: Any, host: Any = None, port: Any = None, **options: Any
     ) -> Any:
-        sock = options.pop("sock", None)
-        if sock is not None:  # aiohttp's TestServer: a socket `bind_socket` served
-            host, port = self._take_bound(sock)
-        elif not _is_local(host):
+        sock = options.get("sock")
+        if sock is not None and self.socket_name(sock) is None:
+            raise self._refused("create_server")  # a socket bound for real: not simulated
+        if sock is None and not _is_local(host):
             raise self._refused("create_server")
         return await super().create_server(protocol_factory, host, port, **options)
 
     async def create_datagram_endpoint(
         self, protocol_factory: Any, local_addr: Any = None, remote_addr: Any = None, **options: Any
     ) -> Any:
-        if options.get("sock") is not None:
-            raise self._refused("create_datagram_endpoint")
+        sock = options.get("sock")
+        if sock is not None and self.socket_name(sock) is None:
+            raise self._refused("create_datagram_endpoint")  # bound for real: not simulated
         for address in (local_addr, remote_addr):
             if address is not None and not _is_local(address[0]):
                 raise self._refused("create_datagram_endpoint")
@@ -139,41 +138,17 @@ class LoopbackNetwork(SimNetwork):
             protocol_factory, local_addr=local_addr, remote_addr=remote_addr, **options
         )
 
-    # -- real sockets bound on loopback (aiohttp's TestServer) --------------------
+    # -- real sockets bound on loopback (aiohttp's TestServer, aioquic) -------------
 
     def bind_socket(self, sock: Any, address: Any) -> bool:
-        """Serve `sock.bind(address)` if it is a loopback TCP bind; False: bind for real.
-
-        The port (0: the next free one) is taken on the simulated network now,
-        as a kernel takes it at bind, so `getsockname` can answer it.
-        """
-        if sock.type != socket.SOCK_STREAM or not isinstance(address, tuple) or not address:
+        """Serve a loopback or wildcard bind (see `_bound`); False: bind for real."""
+        if not isinstance(address, tuple) or not address or not _is_local(address[0]):
             return False
-        if not _is_local(address[0]) or sock in self._bound:
-            return False
-        placeholder = object()
-        port = self._fabric.stream_ports.bind(LOCAL, port_number(address[1]), placeholder)
-        self._bound[sock] = (address[0] or LOCAL_ADDRESS, port)
-        self._claimed_ports[sock] = placeholder
-        return True
+        return super().bind_socket(sock, address)
 
-    def socket_name(self, sock: Any) -> Any:
-        """What `getsockname` answers for a socket `bind_socket` served (None: others)."""
-        bound = self._bound.get(sock)
-        if bound is None:
-            return None
-        host, port = bound
-        return (host, port, 0, 0) if sock.family == socket.AF_INET6 else (host, port)
-
-    def _take_bound(self, sock: Any) -> tuple[str, int]:
-        """Hand a served socket's port to the server made from it; close the real one."""
-        bound = self._bound.pop(sock, None)
-        if bound is None:
-            raise self._refused("create_server")  # a socket bound for real: not simulated
-        placeholder = self._claimed_ports.pop(sock)
-        self._fabric.stream_ports.release(LOCAL, bound[1], placeholder)
-        sock.close()  # never bound or listened for real
-        return bound
+    def _bound_host(self, host: Any, family: int) -> str:
+        """A wildcard bind reports the one node's address, as its servers do."""
+        return super()._bound_host(host or LOCAL_ADDRESS, family)
 
     def __getattr__(self, name: str) -> Any:
         """Real-socket and unserved I/O: refused as in a plain loop without a network."""

@@ -12,7 +12,9 @@ The caller's node is the one whose context is running (`current_ref()`);
 network calls from outside any node are a usage error. aiohappyeyeballs'
 real socket is never connected: `sock_connect` records the simulated
 connection under it and `create_connection(sock=...)` claims it and closes
-the real one.
+the real one. A socket the program binds itself is served at its bound
+address (`_bound`): `create_server(sock=...)`, `create_datagram_endpoint(
+sock=...)` and `sock_connect` take its port.
 
 Contracts: a crashed node keeps no port, endpoint or claimable socket, and
 its next incarnation starts with none; a name resolves only to a node of the
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import errno
 import socket
 import ssl as ssl_module
 from typing import Any
@@ -32,6 +35,7 @@ from seedbed._core.contract import require
 from seedbed._core.identity import NodeDirectory, NodeRef, current_ref
 from seedbed.errors import SimulationEscape, UsageError
 from seedbed.net._addresses import LOOPBACK, port_number
+from seedbed.net._bound import BoundSockets, served, unmapped
 from seedbed.net._config import NetworkConfig
 from seedbed.net._connect import Handshake, connect_outside
 from seedbed.net._datagram import DatagramEndpoint
@@ -54,6 +58,7 @@ class SimNetwork:
     ) -> None:
         self._fabric = Fabric(loop, stream, config, nodes)
         self._claimable: dict[Any, StreamEndpoint] = {}  # sock_connect'ed sockets (lookup only)
+        self._bound = BoundSockets(self._fabric)
         self.config = config
 
     def _current(self) -> NodeRef | None:
@@ -112,6 +117,10 @@ class SimNetwork:
         """Repair every partition and release every hold."""
         self._fabric.links.heal()
 
+    def stop_stalls(self) -> None:
+        """No stall episode from now on; one in progress ends now."""
+        self._fabric.links.stop_stalls(self._fabric.clock.now)
+
     def random_halves(
         self, *, among: list[str] | None = None, add: bool = False
     ) -> tuple[list[str], list[str]]:
@@ -146,6 +155,7 @@ class SimNetwork:
         for sock, endpoint in list(self._claimable.items()):
             if endpoint.node == name:
                 del self._claimable[sock]
+        self._bound.crashed(name)
         self._check_gone(name)
         require(not fabric.endpoints.get(name), "a crashed node keeps no endpoint", node=name)
 
@@ -207,6 +217,35 @@ class SimNetwork:
         require(node in self._fabric.nodes.names(), "a host resolves to a known node", node=node)
         return node
 
+    # -- sockets the program binds itself (see `_bound`) ---------------------------
+
+    def bind_socket(self, sock: Any, address: Any) -> bool:
+        """Serve `sock.bind(address)` on the calling node; False: not ours to serve."""
+        ref = self._current()
+        if ref is None or not served(sock) or not isinstance(address, tuple) or len(address) < 2:
+            return False
+        host = unmapped(address[0])
+        if self._fabric.addresses.node_for(host or None, ref.name) != ref.name:
+            raise OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
+        self._bound.bind(
+            sock, ref.name, self._bound_host(address[0], sock.family), port_number(address[1])
+        )
+        return True
+
+    def _bound_host(self, host: Any, family: int) -> str:
+        """The host `getsockname` reports for a bind to `host`."""
+        if isinstance(host, bytes):
+            host = host.decode()
+        return str(host) if host else ("::" if family == socket.AF_INET6 else "0.0.0.0")
+
+    def socket_name(self, sock: Any) -> Any:
+        """What `getsockname` answers for a socket `bind_socket` served (None: others)."""
+        return self._bound.name(sock)
+
+    def release_socket(self, sock: Any) -> None:
+        """A served socket closed: its port is free again."""
+        self._bound.release(sock)
+
     # -- streams --------------------------------------------------------------
 
     async def sock_connect(self, sock: Any, address: tuple[Any, ...]) -> None:
@@ -214,10 +253,12 @@ class SimNetwork:
         ref = self._caller("loop.sock_connect()")
         if self._fabric.addresses.is_outside(address[0]):
             await connect_outside(self._fabric, ref, address[0], port_number(address[1]))
-        dst = self._resolve(address[0], ref)
+        dst = self._resolve(unmapped(address[0]), ref)
+        bound = self._bound.take(sock, socket.SOCK_STREAM)  # connects from its own port
         handshake = Handshake(
-            self._fabric, ref, contextvars.copy_context(), dst, port_number(address[1])
-        )
+            self._fabric, ref, contextvars.copy_context(), dst, port_number(address[1]),
+            local_port=bound.port if bound is not None else 0,
+        )  # fmt: skip
         self._claimable[sock] = await handshake.run()
 
     async def create_connection(
@@ -298,7 +339,14 @@ class SimNetwork:
         """Listen on this node's `port` (0: a free one); every host means this node."""
         ref = self._caller("loop.create_server()")
         if sock is not None:
-            raise UsageError("create_server(sock=...) needs a real socket; pass host and port")
+            bound = self._bound.take(sock, socket.SOCK_STREAM)
+            if bound is None:
+                raise UsageError(
+                    "create_server(sock=...) needs a socket bound inside the run (sock.bind()); "
+                    "or pass host and port"
+                )
+            host, port = None, bound.port
+            sock.close()  # never bound or listened for real
         for one in host if isinstance(host, list | tuple) else [host]:
             if self._resolve(one, ref) != ref.name:
                 raise OSError(99, f"cannot listen on {one!r}: not an address of {ref.name}")
@@ -324,10 +372,14 @@ class SimNetwork:
         protocol_factory: Any,
         local_addr: tuple[Any, ...] | None = None,
         remote_addr: tuple[Any, ...] | None = None,
+        *,
+        sock: Any = None,
         **ignored: Any,
     ) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
         """Bind a datagram port on this node (0 or no local_addr: a free one)."""
         ref = self._caller("loop.create_datagram_endpoint()")
+        if sock is not None:
+            return self._datagram_from(sock, ref, protocol_factory, local_addr, remote_addr)
         if local_addr is not None and self._resolve(local_addr[0], ref) != ref.name:
             raise OSError(99, f"cannot bind {local_addr!r}: not an address of {ref.name}")
         remote = None
@@ -343,6 +395,30 @@ class SimNetwork:
         endpoint = DatagramEndpoint(
             self._fabric, ref, contextvars.copy_context(), port, remote, protocol
         )
+        endpoint.context.run(protocol.connection_made, endpoint)
+        return endpoint, protocol
+
+    def _datagram_from(
+        self, sock: Any, ref: NodeRef, factory: Any, local: Any, remote: Any
+    ) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
+        """`create_datagram_endpoint(sock=...)`: an endpoint at the socket's bound port."""
+        if local is not None or remote is not None:
+            raise ValueError(
+                "socket modifier keyword arguments can not be used when sock is specified."
+            )
+        bound = self._bound.take(sock, socket.SOCK_DGRAM)
+        if bound is None:
+            raise UsageError(
+                "create_datagram_endpoint(sock=...) needs a UDP socket bound inside the run "
+                "(sock.bind()); or pass local_addr"
+            )
+        sock.close()  # never bound for real
+        protocol = factory()
+        six = bound.family == socket.AF_INET6
+        endpoint = DatagramEndpoint(
+            self._fabric, ref, contextvars.copy_context(), bound.port, None, protocol,
+            mapped=six, sockname=bound.name,
+        )  # fmt: skip
         endpoint.context.run(protocol.connection_made, endpoint)
         return endpoint, protocol
 

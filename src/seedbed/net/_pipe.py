@@ -139,7 +139,10 @@ class Pipe:
         """
         fabric = self.fabric
         delays = self.link.delays
-        when = now + (delays.pop() if delays else fabric.links.latency_ns(self.link))
+        link = self.link
+        when = now + (delays.pop() if delays else fabric.links.latency_ns(link))
+        if when >= link.stall_start:  # in a stall episode, or past the one drawn
+            when = fabric.links.arrival(link, when)
         marks = self.marks
         sent = self.sent
         if marks:
@@ -277,12 +280,12 @@ class Pipe:
         sender = self.sender
         if sender is not None and sender.write_paused:
             sender.window_opened()
-        protocol = receiver.protocol
+        protocol = receiver.reader  # the protocol, or a BufferedProtocol's feed
         if receiver.closing or protocol is None or not receiver.ref.alive:
             receiver.receive(chunk)  # the general path: refuse, or nobody to tell
             return
         try:  # StreamEndpoint.receive, inlined: one delivery per message is the hot path
-            protocol.data_received(chunk)  # type: ignore[attr-defined]
+            protocol.data_received(chunk)
         except Exception as exc:
             receiver._protocol_failed(exc, "data_received")
 
@@ -322,7 +325,7 @@ class Pipe:
             self.reset_timer.cancel()
             self.reset_timer = None
         if self.marks and self.timer is None and not self.starved:
-            self._schedule(self.fabric.clock.now + self.fabric.links.latency_ns(self.link))
+            self._schedule(self.fabric.links.due(self.link, self.fabric.clock.now))
 
     def _give_up(self) -> None:
         self.reset_timer = None

@@ -10,7 +10,10 @@ protocols again.
 
 Every protocol callback runs in the context the end was created in (a copy
 of the connecting or listening code's context), so `current_node()` inside a
-protocol names the node that owns it. Flow control is a real window: once
+protocol names the node that owns it. A `BufferedProtocol` (asyncio's TLS
+protocol is one) is fed as stock transports feed it: `get_buffer`, the bytes
+copied in, `buffer_updated`, as often as a chunk needs (`BufferedFeed`).
+Flow control is a real window: once
 more than the high-water mark (default `stream_window`) is written but not
 yet delivered to the peer's protocol, `pause_writing` is called, and
 `resume_writing` when it drains to the low-water mark. A peer that stops
@@ -78,6 +81,50 @@ class SimSocket:
         return f"<seedbed SimSocket {self._sockname} -> {self._peername}>"
 
 
+class BufferedFeed:
+    """What a delivery calls `data_received` on for a `BufferedProtocol`.
+
+    Stock transports read into the protocol's own buffer (`get_buffer(n)`,
+    then `buffer_updated(nbytes)`) and never call `data_received`, which a
+    `BufferedProtocol` need not have. A chunk larger than the buffer offered
+    fills several buffers in turn, within one delivery (a chunk is atomic, as
+    it is for `data_received`); a protocol that fails, or closes its
+    transport, gets no more of it.
+    """
+
+    __slots__ = ("end", "protocol")
+
+    def __init__(self, end: StreamEndpoint, protocol: asyncio.BufferedProtocol) -> None:
+        self.end = end
+        self.protocol = protocol
+
+    def data_received(self, data: bytes) -> None:
+        view, protocol, end = memoryview(data), self.protocol, self.end
+        while view and not end.lost:
+            try:
+                buffer = memoryview(protocol.get_buffer(len(view))).cast("B")
+                if not buffer.nbytes:
+                    raise RuntimeError("get_buffer() returned an empty buffer")
+            except Exception as exc:
+                end._protocol_failed(exc, "get_buffer")
+                return
+            size = min(buffer.nbytes, len(view))
+            buffer[:size] = view[:size]
+            view = view[size:]
+            try:
+                protocol.buffer_updated(size)
+            except Exception as exc:
+                end._protocol_failed(exc, "buffer_updated")
+                return
+
+
+def reader_of(end: StreamEndpoint, protocol: asyncio.BaseProtocol | None) -> Any:
+    """What deliveries call `data_received` on: the protocol, or its buffered feed."""
+    if isinstance(protocol, asyncio.BufferedProtocol):
+        return BufferedFeed(end, protocol)
+    return protocol
+
+
 class StreamEndpoint(asyncio.Transport):
     """One end of a connection; an `asyncio.Transport` for the node that owns it."""
 
@@ -103,6 +150,7 @@ class StreamEndpoint(asyncio.Transport):
         self.incoming = incoming
         outgoing.sender = incoming.receiver = self
         self.protocol: asyncio.BaseProtocol | None = None
+        self.reader: Any = None  # the protocol, or its BufferedFeed (see `reader_of`)
         self.number = fabric.next_number()
         self.reading = False  # deliveries wait until a protocol is attached
         self.read_paused = False
@@ -123,6 +171,7 @@ class StreamEndpoint(asyncio.Transport):
     def attach(self, protocol: asyncio.BaseProtocol) -> None:
         """Give the end its protocol and start delivering (call in its context)."""
         self.protocol = protocol
+        self.reader = reader_of(self, protocol)
         protocol.connection_made(self)
         if not self.closing:
             self.reading = not self.read_paused
@@ -243,6 +292,7 @@ class StreamEndpoint(asyncio.Transport):
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self.protocol = protocol
+        self.reader = reader_of(self, protocol)
 
     def get_protocol(self) -> asyncio.BaseProtocol:
         assert self.protocol is not None
@@ -269,6 +319,20 @@ class StreamEndpoint(asyncio.Transport):
         self.incoming.clear()
         self.fabric.loop.call_soon(self._lose, None, context=self.context)
 
+    def _force_close(self, exc: BaseException | None) -> None:
+        """Reset the connection; the protocol's `connection_lost(exc)` follows.
+
+        Private on stock transports, and called on them by asyncio's own TLS
+        protocol (`SSLProtocol._fatal_error`): `abort` that reports `exc`.
+        """
+        if self.lost:
+            return
+        self.closing = True
+        self.reading = False
+        self.outgoing.send_rst()
+        self.incoming.clear()
+        self.fabric.loop.call_soon(self._lose, exc, context=self.context)
+
     # -- arrivals (called by the incoming pipe, in this end's context) --------
 
     def receive(self, data: bytes) -> None:
@@ -278,7 +342,11 @@ class StreamEndpoint(asyncio.Transport):
         if self.closing:
             self._refuse_data()
             return
-        self._call_protocol("data_received", data)
+        if self.reader is not None and self.ref.alive:
+            try:
+                self.reader.data_received(data)
+            except Exception as exc:
+                self._protocol_failed(exc, "data_received")
         if observer is not None:
             observer("receive", "after")
 

@@ -1,4 +1,5 @@
-"""Continuous invariants and liveness predicates, checked by the loop's step hook.
+"""Continuous invariants and liveness predicates, checked by the loop's step hook;
+and the checks run once at the end of a scenario run.
 
 Invariants (bounded temporal properties too: `check._temporal`) are checked
 after every loop iteration in which a node's code ran
@@ -32,7 +33,10 @@ def location_of(predicate: Predicate) -> str | None:
     if isinstance(predicate, Temporal | Checker):
         return predicate.location  # where `eventually(...)` or `leads_to(...)` was called
     code = getattr(predicate, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno}"
+    where = getattr(predicate, "location", None)  # an object that says where it was made
+    return where if isinstance(where, str) else None
 
 
 def evaluate(predicate: Predicate) -> str | None:
@@ -68,6 +72,7 @@ class Oracles:
         invariants: Sequence[Predicate],
         liveness: Sequence[Predicate],
         interval: int,
+        checks: Sequence[Predicate] = (),
     ) -> None:
         self._loop = loop
         # A temporal property (`eventually`, `leads_to`) is checked by a checker of
@@ -88,6 +93,9 @@ class Oracles:
         self._interval = interval
         self._countdown = interval
         self._live: asyncio.Future[None] | None = None
+        self._checks = tuple(checks)
+        self._checks_true = 0  # the checks that passed: the first false one fails the run
+        self._checks_run = 0
 
     def __call__(self) -> None:
         if self._invariants:
@@ -129,6 +137,29 @@ class Oracles:
         self._invariants = []  # the first break is the one reported
         self._loop.driver.fail(error)
 
+    def run_checks(self) -> None:
+        """Call each end-of-run check once; the first false one fails the run."""
+        for check in self._checks:
+            self._checks_run += 1
+            failure: Exception | None = None
+            try:
+                value = check()
+                if value:
+                    self._checks_true += 1
+                    continue
+                why = returned(value, "a check")
+            except AssertionError as exc:
+                why, failure = str(exc) or "assertion failed", exc
+            except Exception as exc:  # a check that crashes is a failed check
+                why, failure = f"raised {type(exc).__name__}: {exc}", exc
+            error = InvariantViolation(f"check {name_of(check)} failed: {why}")
+            error.assertion = f"check {name_of(check)}"
+            where = user_location(failure) if failure is not None else None
+            error.location = where or location_of(check)  # type: ignore[attr-defined]
+            if failure is not None:
+                error.__cause__ = failure
+            raise error
+
     def _check_liveness(self) -> None:
         live = self._live
         if live is not None and not live.done() and not self.still_false():
@@ -163,6 +194,11 @@ class Oracles:
         for predicate, true in zip(self._liveness, self._live_true, strict=True):
             entries[f"liveness {name_of(predicate)}"] = _entry(
                 "liveness", self._live_checks, true, predicate
+            )
+        for index, check in enumerate(self._checks):
+            ran = int(index < self._checks_run)
+            entries[f"check {name_of(check)}"] = _entry(
+                "check", ran, int(index < self._checks_true), check
             )
         return entries
 

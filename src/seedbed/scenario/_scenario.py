@@ -11,7 +11,11 @@ One run of a scenario under a seed:
 3. liveness phase (only with `liveness` predicates): no new faults, every
    fault ended (partitions repaired, holds released, crashed nodes
    restarted), then every predicate must hold within `liveness_timeout`
-   virtual seconds, else `LivenessFailure` naming those still false.
+   virtual seconds, else `LivenessFailure` naming those still false;
+4. end (only with `checks`): each check is called once, inside the run, on
+   what the workload left (a `seedbed.check.HistoryOracle` checks the
+   history it recorded); one that is false or raises fails the run with
+   `InvariantViolation`.
 
 With `upgrades={"node": new_main, ...}` (or a function of the world that
 returns such a dict) the fault phase also runs a rolling upgrade of those
@@ -51,7 +55,7 @@ from seedbed.errors import (
     UsageError,
 )
 from seedbed.faults._hooks import assertions_of, hooks_of
-from seedbed.faults._nemesis import Nemesis
+from seedbed.faults._nemesis import Nemesis, link_stall_counts
 from seedbed.faults._profile import FaultProfile
 from seedbed.faults._swarm import Swarm, parse_faults
 from seedbed.faults._upgrades import RollingUpgrade
@@ -111,6 +115,7 @@ class Scenario:
         liveness_timeout: float = 30.0,
         *,
         invariant_interval: int = 1,
+        checks: Sequence[Callable[[], Any]] = (),
         upgrades: Upgrades | None = None,
         liveness_core: str | Sequence[str] | None = None,
         **world_options: Any,
@@ -129,7 +134,11 @@ class Scenario:
         check_seconds("Scenario", "duration", duration, allow_zero=False)
         check_seconds("Scenario", "liveness_timeout", liveness_timeout, allow_zero=False)
         check_positive_int("Scenario", "invariant_interval", invariant_interval)
-        for kind, predicates in (("invariants", invariants), ("liveness", liveness)):
+        for kind, predicates in (
+            ("invariants", invariants),
+            ("liveness", liveness),
+            ("checks", checks),
+        ):
             if isinstance(predicates, str) or not all(callable(p) for p in predicates):
                 raise UsageError(
                     f"Scenario.{kind} must be zero-argument callables, got {predicates!r}"
@@ -148,6 +157,7 @@ class Scenario:
         self.invariants = tuple(invariants)
         self.liveness = tuple(liveness)
         self.liveness_timeout = float(liveness_timeout)
+        self.checks = tuple(checks)
         self.invariant_interval = invariant_interval
         self.world_options = world_options
         self.upgrades = _check_upgrades(upgrades)
@@ -320,8 +330,9 @@ class _Run:
         if tap is not None:
             self.tap(tap)
         self.oracles = Oracles(
-            self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval
-        )
+            self.sim.loop, scenario.invariants, scenario.liveness, scenario.invariant_interval,
+            scenario.checks,
+        )  # fmt: skip
 
     def tap(self, tap: EventTap) -> None:
         """Keep the run's events in `tap` (a report's second run)."""
@@ -356,6 +367,11 @@ class _Run:
                 duplicate_probability=_either(
                     base.duplicate_probability, profile.datagram_duplicate_probability
                 ),
+            )
+        if profile is not None and profile.link_stall_per_second:
+            base = options.get("network") or NetworkConfig()
+            options["network"] = dataclasses.replace(
+                base, stall_per_second=base.stall_per_second + profile.link_stall_per_second
             )
         sim = Simulation(seed, trace=trace, **options)
         profile_data = profile.as_dict() if profile is not None else None
@@ -435,6 +451,7 @@ class _Run:
             await self._liveness_phase()
         elif self.upgrades is not None:
             self.upgrades.finish()
+        self.oracles.run_checks()
         return {node.name: node.result.result() for node in clients if node.result.done()}
 
     async def _liveness_phase(self) -> None:
@@ -448,6 +465,7 @@ class _Run:
         # keeps pausing leaders would fail liveness by design, not by a bug.
         hooks_of(sim.loop).configure(buggify=False, failpoint_probability=0.0)
         sim.heal()
+        sim.stop_stalls()  # the network's own stall episodes are faults too, for liveness
         for node in sim.nodes.all():
             if not node.up and not (node.kind == "client" and node.result.done()):
                 sim.restart(node.name)
@@ -474,11 +492,14 @@ class _Run:
 
     def _assertions(self) -> dict[str, dict[str, Any]]:
         """The run's assertion catalog: its `always`/`sometimes`/... calls and
-        the scenario's invariants and liveness predicates."""
+        the scenario's invariants, liveness predicates and end-of-run checks."""
         return {**assertions_of(self.sim.loop), **self.oracles.catalog()}
 
     def _faults(self) -> dict[str, dict[str, int]]:
         counts = dict(self.nemesis.counts) if self.nemesis is not None else {}
+        stalls = link_stall_counts(self.sim)
+        if stalls["injected"] or (self.profile is not None and self.profile.link_stall_per_second):
+            counts["link_stall"] = stalls  # the network's own, on by default
         if self.upgrades is not None:
             counts["upgrade"] = self.upgrades.counts
         return counts

@@ -366,6 +366,12 @@ class Simulation:
         """Repair every partition and release every hold."""
         self._network.heal()
 
+    def stop_stalls(self) -> None:
+        """End the network's stall episodes (`NetworkConfig.stall_per_second`) from
+        now on: one in progress ends now. A scenario's liveness phase calls it
+        with the other faults' end; `heal()` leaves them, as timing, not faults."""
+        self._network.stop_stalls()
+
     def random_halves(
         self, *, among: list[str] | None = None, add: bool = False
     ) -> tuple[list[str], list[str]]:
