@@ -34,7 +34,8 @@ def test_a_calm_scenario_returns_the_clients_values_and_its_catalog() -> None:
     assert isinstance(result, ScenarioResult)
     assert result.values == {"a": 10, "b": 10}
     assert result.scenario == "calm" and result.seed == 1
-    assert result.profile is None and result.faults == {}
+    # No fault profile: only the network's own stall episodes (its default timing).
+    assert result.profile is None and set(result.faults) == {"link_stall"}
     assert 5.0 < result.virtual_time < 6.0  # the clients returned: the run ended early
     assert result.steps > 0 and len(result.trace_hash) == 16
     # Nothing failed, so no `sometimes` ran; its one invariant held at every check.
