@@ -38,6 +38,7 @@ from types import TracebackType
 from typing import IO, Any, Final, Literal, TypeAlias
 
 from seedbed._core import safejson
+from seedbed._core.files import NotRegular, regular_file
 from seedbed._core.identity import current_node
 from seedbed._core.trace import Trace
 from seedbed.errors import UsageError
@@ -56,6 +57,23 @@ class HistoryError(UsageError):
         self.reason = reason
         where = source if line is None else f"{source}:{line}"
         super().__init__(f"{where}: {reason}")
+
+
+def history_text(path: str | Path) -> str:
+    """A history file's text, read by every history reader alike: a device, FIFO
+    or folder, text that is not UTF-8 or a read that fails is a `HistoryError`."""
+    path = Path(path)
+    try:
+        regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HistoryError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
+    except NotRegular:
+        raise HistoryError(
+            str(path), None, "not a regular file (a device, FIFO or folder)"
+        ) from None
+    except OSError as exc:
+        raise HistoryError(str(path), None, exc.strerror or "cannot read") from None
 
 
 @dataclass(frozen=True, slots=True)

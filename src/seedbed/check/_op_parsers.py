@@ -23,7 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seedbed._core.files import NotRegular, regular_file
 from seedbed.check._history import (
     EVENT_TYPES,
     Event,
@@ -31,6 +30,7 @@ from seedbed.check._history import (
     History,
     HistoryError,
     _freeze,
+    history_text,
     parse_jsonl,
 )
 from seedbed.check._txn_history import _read_plain_map, read_edn_line
@@ -94,16 +94,4 @@ def parse_op_history(text: str, source: str = "<history>") -> History:
 
 def read_op_history(path: str | Path) -> History:
     """Read a history file (Jepsen EDN or JSON Lines) for the collection checkers."""
-    path = Path(path)
-    try:
-        regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise HistoryError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
-    except NotRegular:
-        raise HistoryError(
-            str(path), None, "not a regular file (a device, FIFO or folder)"
-        ) from None
-    except OSError as exc:
-        raise HistoryError(str(path), None, exc.strerror or "cannot read") from None
-    return parse_op_history(text, str(path))
+    return parse_op_history(history_text(path), str(Path(path)))

@@ -33,7 +33,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seedbed._core.files import NotRegular, regular_file
 from seedbed.check._history import (
     EVENT_TYPES,
     Event,
@@ -41,6 +40,7 @@ from seedbed.check._history import (
     FrozenDict,
     History,
     HistoryError,
+    history_text,
     parse_jsonl,
 )
 
@@ -245,16 +245,4 @@ def parse_history(text: str, source: str = "<history>") -> History:
 
 def read_history(path: str | Path) -> History:
     """Read a history file in any supported format."""
-    path = Path(path)
-    try:
-        regular_file(path)  # /dev/zero or a FIFO would read (or block) forever
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise HistoryError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
-    except NotRegular:
-        raise HistoryError(
-            str(path), None, "not a regular file (a device, FIFO or folder)"
-        ) from None
-    except OSError as exc:
-        raise HistoryError(str(path), None, exc.strerror or "cannot read") from None
-    return parse_history(text, str(path))
+    return parse_history(history_text(path), str(Path(path)))
