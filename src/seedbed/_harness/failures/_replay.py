@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from seedbed._harness.failures._db import MAX_SAVED, Entry, FailureDB
 from seedbed._harness.failures._run import run_entry
 from seedbed._harness.shrink._file import ChoiceFile
+from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._record import FAILED
 
 Record = dict[str, Any]
@@ -118,6 +120,17 @@ def replay_saved(saved: Saved, run: Runner) -> None:
         saved.replayed.append(done)
         if not done.fails:
             saved.db.drop(entry)  # it passes now: the bug is fixed (or never was ours)
+
+
+def replay_on_own_pool(saved: Saved, settings: Record, jobs: int, logs: Path,
+                       seed_timeout: float) -> None:  # fmt: skip
+    """Replay the saved failures on a local worker pool of their own, closed after
+    (where no pool of the run's can take them: a search's, a Dask sweep's)."""
+    pool = WorkerPool(settings, min(jobs, len(saved.pending)), logs, seed_timeout)
+    try:
+        replay_saved(saved, lambda requests, on_record: pool.run(requests, on_record))
+    finally:
+        pool.close()
 
 
 def in_process(target: Any, settings: Record) -> Runner:

@@ -21,7 +21,7 @@ from typing import Any
 
 from seedbed._core.choices import Choice
 from seedbed._harness.failures._db import FailureDB
-from seedbed._harness.failures._replay import Saved, in_process, replay_saved
+from seedbed._harness.failures._replay import Saved, in_process, replay_on_own_pool, replay_saved
 from seedbed._harness.search._branches import check_available
 from seedbed._harness.search._execute import choices_of, execute
 from seedbed._harness.search._plan import BATCH, Candidate, Plan, make_plan
@@ -122,12 +122,7 @@ def _replay(spec: ExploreSpec, obj: Any, saved: Saved) -> None:
         with asyncio_log_off():
             replay_saved(saved, in_process(obj, settings))
         return
-    pool = WorkerPool(settings, min(spec.jobs, len(saved.pending)), spec.out / "logs",
-                      spec.seed_timeout)  # fmt: skip
-    try:
-        replay_saved(saved, lambda requests, on_record: pool.run(requests, on_record))
-    finally:
-        pool.close()
+    replay_on_own_pool(saved, settings, spec.jobs, spec.out / "logs", spec.seed_timeout)
 
 
 def replayed(spec: ExploreSpec) -> tuple[Search, list[Candidate]]:

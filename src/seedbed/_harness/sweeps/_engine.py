@@ -28,7 +28,13 @@ import click
 from seedbed._core.printable import terminal
 from seedbed._core.version import VERSION as SEEDBED_VERSION
 from seedbed._harness.failures._db import FailureDB
-from seedbed._harness.failures._replay import Saved, kept_lines, replay_saved, saved_lines
+from seedbed._harness.failures._replay import (
+    Saved,
+    kept_lines,
+    replay_on_own_pool,
+    replay_saved,
+    saved_lines,
+)
 from seedbed._harness.sweeps._command import resume_command, runner_prefix
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._declared import declared
@@ -241,12 +247,7 @@ def _replay(spec: SweepSpec, saved: Saved, settings: Record, pool: WorkerPool | 
     if isinstance(pool, WorkerPool):
         replay_saved(saved, lambda requests, on_record: pool.run(requests, on_record))
         return
-    local = WorkerPool(settings, min(spec.jobs, len(saved.pending)), spec.out / "logs",
-                       spec.seed_timeout)  # fmt: skip
-    try:
-        replay_saved(saved, lambda requests, on_record: local.run(requests, on_record))
-    finally:
-        local.close()
+    replay_on_own_pool(saved, settings, spec.jobs, spec.out / "logs", spec.seed_timeout)
 
 
 @contextmanager
