@@ -7,7 +7,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-TEST_COMMAND = "pip install uv && PYTHONHASHSEED=0 uv run --locked pytest"
+TEST_COMMAND = "pip install uv && PYTHONHASHSEED=0 uv run --locked pytest -n 2"
 MAIN_JOB = (
     "pip install uv && uv run --no-dev seedbed sweep examples.kvstore.scenarios:swarm --seeds 200"
 )
