@@ -216,8 +216,8 @@ CONTROLS = (
         "control_half_batches",
         RAFT,
         "Replica._send_append",
-        "entries = self.log.slice(next_index, BATCH)",
-        "entries = self.log.slice(next_index, BATCH // 2)",
+        "entries = self.log.slice(next_index, self.timing.batch)",
+        "entries = self.log.slice(next_index, max(1, self.timing.batch // 2))",
         "",
         "harmless: a leader sends half as many entries per append",
     ),
@@ -291,7 +291,9 @@ def main() -> None:
     logging.disable(logging.CRITICAL)  # the store's warnings under faults: noise here
     name, swarm, named = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     only = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 and sys.argv[4] else ()
-    mutant = None if name == "none" else BY_NAME[name]
+    from mutants_round3 import BY_NAME as ROUND_THREE_BY_NAME
+
+    mutant = None if name == "none" else {**BY_NAME, **ROUND_THREE_BY_NAME}[name]
     print(json.dumps({"name": name, **sweep(mutant, swarm, named, only)}), flush=True)
 
 

@@ -131,11 +131,15 @@ def main() -> None:
     parser.add_argument("--heldout", action="store_true", help="the held-out hand-written set")
     parser.add_argument("--swarm-seeds", type=int, default=50, help="--heldout: swarm's seeds")
     parser.add_argument("--named-seeds", type=int, default=20, help="--heldout: other scenarios'")
+    parser.add_argument("--set", default="heldout", choices=("heldout", "round3"),
+                        help="--heldout: the held-out set, or issue 45's kinds")  # fmt: skip
     parser.add_argument("--only", default="", help="--heldout: these mutants, by name")
     parser.add_argument("--scenarios", default="", help="--heldout: only these, by name")
     args = parser.parse_args()
     if args.heldout:
-        _heldout(args.swarm_seeds, args.named_seeds, args.only, args.scenarios, args.timeout)
+        _heldout(
+            args.swarm_seeds, args.named_seeds, args.only, args.scenarios, args.timeout, args.set
+        )
         return
     modules = [name.strip() for name in args.modules.split(",") if name.strip()]
     for module in modules:
@@ -165,12 +169,18 @@ def main() -> None:
     _report(rows, total, kept, wall, cpu, modules, args.sweep)
 
 
-def _heldout(swarm: int, named: int, only: str, scenarios: str, timeout: float) -> None:
+def _heldout(
+    swarm: int, named: int, only: str, scenarios: str, timeout: float, which: str = "heldout"
+) -> None:
     """Sweep each held-out mutant and control in a process of its own; print the score."""
     import json
 
     sys.path.insert(0, str(ROOT / "bench"))
     from mutants_heldout import CONTROLS, HELDOUT
+    from mutants_round3 import ROUND_THREE
+
+    if which == "round3":
+        HELDOUT = ROUND_THREE  # the set scored below
 
     chosen = [name for name in only.split(",") if name]
     mutants = [m for m in HELDOUT + CONTROLS if not chosen or m.name in chosen]

@@ -16,12 +16,15 @@ that every replica follows in the same term, all at the same commit index.
 
 from __future__ import annotations
 
+import posixpath
+import random
 from typing import Any
 
 import seedbed
 from examples.kvstore.oracles import SAME_ENTRY, Oracle
 from examples.kvstore.raft import Timing
 from examples.kvstore.server import serve
+from seedbed import fs
 
 NAMES = ("n1", "n2", "n3")
 PORT = 7000
@@ -33,27 +36,65 @@ class Cluster:
     """Replicas `names` on `sim`, their oracle, and handles on the live replicas."""
 
     def __init__(
-        self, sim: seedbed.Simulation, names: tuple[str, ...] = NAMES, timing: Timing | None = None
+        self,
+        sim: seedbed.Simulation,
+        names: tuple[str, ...] = NAMES,
+        timing: Timing | None = None,
+        lose_meta: float = 0.0,
     ) -> None:
         self.sim = sim
         self.names = names
         self.peers = {name: (name, PORT) for name in names}
         self.oracle = Oracle(self._disk_damage)
         self.timing = timing or Timing()
+        # The chance that a replica restarts without its meta file (term and vote),
+        # lost at rest, or with it unreadable: a disk or an operator losing it.
+        self.lose_meta = lose_meta
+        self.starts = dict.fromkeys(names, 0)
+        self.metas_lost = dict.fromkeys(names, 0)
         for name in names:
             sim.host(name, self._main_of(name))
 
     def _main_of(self, name: str) -> Any:
         async def main() -> None:
+            self.starts[name] += 1
+            if self.starts[name] > 1 and self._may_lose_meta(name):
+                await self._lose_meta(name)
             await serve(name, self.peers, DATA, timing=self.timing, observer=self.oracle)
 
         return main
 
+    def _may_lose_meta(self, name: str) -> bool:
+        """Lose `name`'s meta file now? Never while another replica is damaged: a
+        replica that lost it votes for no one until repaired, and a group with a
+        majority of those can elect no leader to repair them (an operator's case)."""
+        replicas = self.oracle.replicas
+        others_sound = all(
+            not replicas[other].damaged
+            for other in self.names
+            if other in replicas and other != name
+        )
+        return bool(self.lose_meta) and others_sound and random.random() < self.lose_meta
+
+    async def _lose_meta(self, name: str) -> None:
+        """Take replica `name`'s meta file away before it starts: gone, or garbage."""
+        path = posixpath.join(DATA, "meta")
+        if not await fs.exists(path):
+            return
+        if random.random() < 0.5:
+            await fs.remove(path)
+        else:
+            await fs.write_file(path, b"\x00lost\x00" * 4, durable=True)
+        await fs.fsync_dir(DATA)
+        self.metas_lost[name] += 1
+        seedbed.reachable("kvstore: a replica restarted without its meta file (scenario)")
+
     def _disk_damage(self, name: str) -> int:
-        """Damage node `name`'s simulated disk did to data at rest or on its way back."""
+        """Damage node `name`'s data suffered at rest or on its way back: its simulated
+        disk's, and the meta files this cluster took away (`lose_meta`)."""
         counts = self.sim.nodes.get(name).disk.fault_counts
         damage: int = counts["corrupt_read"] + counts["misdirect_write"]
-        return damage
+        return damage + self.metas_lost[name]
 
     def settled(self) -> bool:
         """One leader, followed by every replica in its term, all at one commit index."""

@@ -44,7 +44,8 @@ Promises that must outlive a crash:
   did not report is the loss this check exists to catch, and a report with
   no damage behind it is the store hiding its own bug;
 - every client operation a replica answered ok was applied, at the index
-  its reply names, as that client's request (not a stale one's answer).
+  its reply names, as that client's request (not a stale one's answer, nor
+  the answer to an earlier request that carried the same id).
 """
 
 from __future__ import annotations
@@ -127,6 +128,9 @@ class Oracle:
         # Called with (name, index) when a replica takes a snapshot, after the checks:
         # a scenario's hook to cut off a follower just short of a leader's snapshot.
         self.on_snapshot: list[Callable[[str, int], None]] = []
+        # Called with (name, term) when a replica grants a vote, after the checks:
+        # a scenario's hook to crash voters between their vote and its reply.
+        self.on_vote: list[Callable[[str, int], None]] = []
 
     def _excused(self, replica: Replica, index: int) -> bool:
         """May `replica` have lost its entry at `index` (its promise excused)? Only if it
@@ -286,6 +290,8 @@ class Oracle:
         )
         if term > self.promised_term.get(name, 0):
             self.promised_term[name] = term
+        for hook in self.on_vote:
+            hook(name, term)
 
     def leader(self, name: str, term: int) -> None:
         elected = self.leaders.setdefault(term, name)
@@ -440,11 +446,16 @@ class Oracle:
     # -- clients ----------------------------------------------------------------
 
     def client_ok(self, command: dict[str, Any], result: Any) -> None:
-        """A replica answered `command` ok with `result`: it was applied, as this request."""
+        """A replica answered `command` ok with `result`: it was applied, as this request.
+
+        The whole command is compared, not only its id (client and sequence
+        number): a client that reuses an id (a restarted session numbering from
+        1 again under its old name) is answered with its predecessor's result
+        for another request, which the id alone cannot tell apart."""
         index = result.get("index") if isinstance(result, dict) else None
         entry = self.entries.get(index) if isinstance(index, int) else None
         cmd = entry[1] if entry is not None else {}
-        if cmd.get("client") == command["client"] and cmd.get("seq") == command["seq"]:
+        if cmd == command:
             self._passed(CLIENT_OK)
             return
         always(

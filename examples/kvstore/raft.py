@@ -71,6 +71,7 @@ class Timing:
     election_min: float = 0.5
     election_max: float = 1.0
     snapshot_every: int = 64  # applied entries between snapshots
+    batch: int = BATCH  # entries per append message, at most (a transport's message limit)
 
 
 class Observer(Protocol):
@@ -458,7 +459,7 @@ class Replica:
             self._send(peer, "snapshot", snapshot=self.snapshot)
             self.next_index[peer] = self.snapshot["index"] + 1
             return
-        entries = self.log.slice(next_index, BATCH)
+        entries = self.log.slice(next_index, self.timing.batch)
         self._send(
             peer,
             "append",

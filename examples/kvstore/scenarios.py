@@ -124,6 +124,16 @@ class Plan:
     # snapshot, comes back to a leader whose next index for it is the snapshot's
     # last entry (the boundary `behind_snapshot` reaches, over a stale tail).
     depose_at_snapshot: bool = False
+    # Entries per append message, at most (`Timing.batch`): with one, a follower
+    # behind by more than one entry is brought up to date one round trip per
+    # entry, so a new leader's no-op reaches it last, and a stale tail outlives
+    # the appends that match the entries below it.
+    batch: int = Timing().batch
+    # The chance that a replica restarts without its meta file (`Cluster.lose_meta`).
+    lose_meta: float = 0.0
+    # The chance that a replica crashes just after sending a vote it granted
+    # (and restarts within `VOTER_DOWN`), while the workload runs.
+    crash_voters: float = 0.0
 
 
 class KVWorld:
@@ -143,7 +153,8 @@ class KVWorld:
         bugs.plant_for_runs(self.bug)
         replicas = sim.params.choice("replicas", [3, 5])
         names = tuple(f"n{number + 1}" for number in range(replicas))
-        self.cluster = Cluster(sim, names, Timing(snapshot_every=self.plan.snapshot_every))
+        timing = Timing(snapshot_every=self.plan.snapshot_every, batch=self.plan.batch)
+        self.cluster = Cluster(sim, names, timing, lose_meta=self.plan.lose_meta)
         self.workload = Workload(
             self.cluster.peers,
             self.plan.workload_time,
@@ -174,6 +185,8 @@ class KVWorld:
             self.deposed, self.depositions = None, 0
             self.cluster.oracle.on_leader.append(lambda name, term: self._replaced(sim, name, term))
             sim.at(DUE_FROM, lambda: self._depose_when_due(sim))
+        if self.plan.crash_voters:
+            self.cluster.oracle.on_vote.append(lambda name, term: self._crash_voter(sim, name))
         if self.plan.isolate_leader is not None:
             cut, heal = self.plan.isolate_leader
             sim.at(cut, lambda: self._isolate_leader(sim))
@@ -306,6 +319,16 @@ class KVWorld:
             reachable("kvstore: a new leader was armed to crash at a chosen moment")
             sim.at(now + LEADER_DOWN, lambda: self._disarm_and_restart(sim, name))
 
+    def _crash_voter(self, sim: seedbed.Simulation, name: str) -> None:
+        """Maybe crash replica `name` just after it sends the vote it granted, and
+        start it again soon, while the election it voted in may still go on."""
+        now = sim.loop.time()
+        if now >= self.plan.workload_time or random.random() >= self.plan.crash_voters:
+            return
+        if sim.crash_at_operation(name, "send", after=True, count=1):
+            later = now + random.uniform(*VOTER_DOWN)
+            sim.at(later, lambda: self._disarm_and_restart(sim, name))
+
     @staticmethod
     def _disarm_and_restart(sim: seedbed.Simulation, name: str) -> None:
         """Take back a crash that has not fired; start the node again if one did."""
@@ -427,6 +450,20 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
     # Leaders deposed when their successor's no-op would end a snapshot
     # (`Plan.depose_at_snapshot`), on the same resetting network.
     "deposed_at_snapshot": (None, {"network": RESETTING}),
+    # Replicas that restart without their meta file (term and vote: gone, or
+    # garbage; `Plan.lose_meta`), after crashes, over wide-area hops, so that
+    # candidates campaign in one term and a replica that lost its vote is
+    # asked for it again.
+    "lost_votes": (
+        FaultProfile(crash_per_second=0.5, bounce_per_second=0.3, downtime_mean=0.5),
+        {
+            "network": WAN,
+        },
+    ),
+    # One entry per append (`Plan.batch`), leaders deposed and restarted, and
+    # crashes: followers far behind a new leader that holds entries of older
+    # terms it has not committed, and stale tails beyond what an append matched.
+    "small_batches": (CRASHES, {"network": RESETTING}),
 }
 CONTENTION = Plan(single_key_clients=1, txn_clients=4, think_max=0.02)
 LOOK_AGAIN = 0.1  # seconds: how soon `_isolate_leader` looks again for a leader
@@ -457,6 +494,14 @@ DEPOSED_RESTART = (0.05, 0.6)  # seconds after the heal it restarts (half the ti
 DEPOSED_AT_SNAPSHOT = Plan(
     workload_time=6.0, depose_at_snapshot=True, snapshot_every=32, restart_deposed=0.0
 )
+# Leaders deposed every 1.5 s and restarted after the heal (their commit index
+# falls back to their last snapshot, so the hint they answer with is far below
+# their stale tail), with one entry per append.
+SMALL_BATCHES = Plan(workload_time=6.0, depose_every=1.5, restart_deposed=0.8, batch=1)
+# Half of all restarts without the meta file, and a third of the votes granted
+# followed by a crash and a quick restart.
+LOST_VOTES = Plan(lose_meta=0.5, crash_voters=0.3)
+VOTER_DOWN = (0.02, 0.3)  # seconds a crashed voter stays down
 DUE_FROM = 1.0  # virtual seconds: when `depose_at_snapshot` starts looking (a leader by then)
 DUE_POLL = 0.005  # seconds between its looks at the replicas
 AT_SNAPSHOT = "kvstore: a deposed leader came back one short of a snapshot, stale at its end"
@@ -475,6 +520,8 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
         "behind_snapshot": BEHIND_SNAPSHOT,
         "deposed_leaders": DEPOSED_LEADERS,
         "deposed_at_snapshot": DEPOSED_AT_SNAPSHOT,
+        "small_batches": SMALL_BATCHES,
+        "lost_votes": LOST_VOTES,
     }
     default = plans.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
@@ -494,6 +541,8 @@ leader_crashes = make("leader_crashes")
 behind_snapshot = make("behind_snapshot")
 deposed_leaders = make("deposed_leaders")
 deposed_at_snapshot = make("deposed_at_snapshot")
+small_batches = make("small_batches")
+lost_votes = make("lost_votes")
 
 SCENARIOS = (
     happy_path,
@@ -509,6 +558,8 @@ SCENARIOS = (
     behind_snapshot,
     deposed_leaders,
     deposed_at_snapshot,
+    small_batches,
+    lost_votes,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

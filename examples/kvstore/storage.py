@@ -109,6 +109,13 @@ class Storage:
             reachable("kvstore: a log superseded by the snapshot was dropped at recovery")
             records, torn_only = [], True
         entries = _contiguous(records, base)
+        if meta is None and not recovered.damaged and await fs.exists(self._path("log")):
+            # A first start makes `meta` durable before it creates the log (below),
+            # so a log without a meta file lost it: whatever term and vote it held
+            # are unknown, as when the file is unreadable.
+            log.warning("%s: meta lost beside a log; waiting to be repaired", self.directory)
+            reachable("kvstore: the meta file was missing beside a log (recovers as damaged)")
+            recovered.damaged = True
         last = entries[-1]["index"] if entries else base
         # Valid records after a gap in the indexes: no append or rewrite leaves
         # one, a misdirected write does (its frames landed on a record boundary
@@ -118,17 +125,17 @@ class Storage:
             self._salvage(recovered, data, end, len(entries), stray)
         self._first = entries[0]["index"] if entries else base + 1
         recovered.salvaged = [entry for entry in recovered.salvaged if entry["index"] > last]
-        if meta is not None or recovered.damaged or recovered.bound > (0, 0):
-            # Durable again (see the fault model above), and before the damaged
-            # records are dropped below: a second crash must not forget the damage.
-            await self.save_meta(
-                recovered.term,
-                recovered.vote,
-                damaged=recovered.damaged,
-                vote_floor=recovered.vote_floor,
-                bound=recovered.bound,
-                salvaged=recovered.salvaged,
-            )
+        # Durable again (see the fault model above), and before the damaged records
+        # are dropped below: a second crash must not forget the damage. A first
+        # start's too, before its log exists: a log never rests without its meta.
+        await self.save_meta(
+            recovered.term,
+            recovered.vote,
+            damaged=recovered.damaged,
+            vote_floor=recovered.vote_floor,
+            bound=recovered.bound,
+            salvaged=recovered.salvaged,
+        )
         if recovered.snapshot is not None:
             await self._replace("snapshot", recovered.snapshot)
         await self._rewrite(entries)

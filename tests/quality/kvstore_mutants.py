@@ -6,8 +6,11 @@ function in its module's namespace and puts it in place for the duration of
 a `with` block (as `bugs.planting` switches a planted bug on), so the store's
 files are never edited. `MUTANTS` are the ones a short sweep kills (the
 durability, election and transaction bugs the oracles of issue 25 look
-for, one of them a survivor of that issue's trial); `SURVIVORS` are the
-trial's survivors that it does not kill yet, kept with the reason.
+for, one of them a survivor of that issue's trial, and those of issue 45's
+kinds: commits and acknowledgements past what an append matched, an older
+term's entry committed by counting, votes from a replica that lost its meta
+file); `SURVIVORS` are the trial's survivors that it does not kill yet, kept
+with the reason.
 `tests/quality/test_kvstore_mutants.py` sweeps `MUTANTS`.
 """
 
@@ -136,20 +139,13 @@ MUTANTS = (
         "a follower whose log runs past an installed snapshot keeps what follows, conflicting "
         "or not",
     ),
-)
-# Survivors of a short sweep (seeds 0-7 of every scenario): the first four need a
-# follower with a stale tail beyond one append batch, or a delayed vote reply, which
-# no scenario makes often enough yet; the last is equivalent here (a replica
-# recovers its term from its log, whose entries carry it). Kept for the docs and
-# for `bench/mutation.py`-style trials, not for CI.
-SURVIVORS = (
     Mutant(
         "follower_commits_past_match",
         "examples.kvstore.raft",
         "Replica._on_append",
         'await self._commit_to(min(message["commit"], match))',
         'await self._commit_to(min(message["commit"], self.log.last_index))',
-        "stale_leader",
+        "small_batches",
         "a follower commits its stale tail up to the leader's commit index",
     ),
     Mutant(
@@ -158,7 +154,7 @@ SURVIVORS = (
         "Replica._advance_commit",
         "if self.log.term_at(index) != self.term:",
         "if self.log.term_at(index) is None:",
-        "crash_recovery",
+        "small_batches",
         "a leader commits an entry of an older term by counting replicas (Raft's Figure 8)",
     ),
     Mutant(
@@ -167,9 +163,34 @@ SURVIVORS = (
         "Replica._on_append",
         "match = prev_index + len(entries)",
         "match = self.log.last_index",
-        "stale_leader",
+        "small_batches",
         "a follower reports its last index as matched, stale tail included",
     ),
+    Mutant(
+        "damaged_replica_votes",
+        "examples.kvstore.raft",
+        "Replica._would_vote",
+        "not self.damaged\n        and term > self.vote_floor",
+        "term > self.vote_floor",
+        "lost_votes",
+        "a replica that lost its meta file (its vote unknown) grants votes",
+    ),
+    Mutant(
+        "missing_meta_taken_for_fresh",
+        "examples.kvstore.storage",
+        "Storage.load",
+        'if meta is None and not recovered.damaged and await fs.exists(self._path("log")):',
+        "if False:",
+        "lost_votes",
+        "a replica whose meta file is gone beside its log starts as a fresh one",
+    ),
+)
+# Survivors of a short sweep (seeds 0-7 of every scenario): a delayed vote reply,
+# which no scenario makes often enough yet, and one equivalent here (a replica
+# recovers its term from its log, whose entries carry it). The three that needed
+# a stale tail beyond one append batch are killed since `small_batches` (issue 45).
+# Kept for the docs and for `bench/mutation.py`-style trials, not for CI.
+SURVIVORS = (
     Mutant(
         "stale_vote_replies_counted",
         "examples.kvstore.raft",
