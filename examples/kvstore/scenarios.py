@@ -44,7 +44,13 @@ after a snapshot that emptied their log; `deposed_at_snapshot` deposes a
 leader when its successor's no-op would end a snapshot, so that the
 deposed leader comes back one entry short of that snapshot with a stale
 entry at its index: the boundary of `behind_snapshot`, over a stale tail,
-where only the snapshot can bring it up to date.
+where only the snapshot can bring it up to date; `small_batches` sends one
+entry per append while leaders are deposed and restarted, so a follower is
+brought up to date an entry per round trip, past a stale tail it still holds
+and behind a new leader's entries of older terms; `lost_votes` restarts
+replicas without their meta file (term and vote) and crashes voters just after
+their vote, over wide-area hops where two candidates often campaign in one
+term.
 """
 
 from __future__ import annotations
@@ -134,6 +140,11 @@ class Plan:
     # The chance that a replica crashes just after sending a vote it granted
     # (and restarts within `VOTER_DOWN`), while the workload runs.
     crash_voters: float = 0.0
+    # Seconds a client tries one operation (`Client.deadline`) and waits for one
+    # replica's answer (`Client.attempt_timeout`): short ones make outcomes
+    # unknown often, and each unknown outcome starts a new session.
+    client_deadline: float = 5.0
+    attempt_timeout: float = 1.0
 
 
 class KVWorld:
@@ -161,6 +172,8 @@ class KVWorld:
             think_max=self.plan.think_max,
             min_ok=self.plan.min_ok,
             on_ok=self.cluster.oracle.client_ok,
+            deadline=self.plan.client_deadline,
+            attempt_timeout=self.plan.attempt_timeout,
         )
         self.verdict = None
         for number in range(self.plan.single_key_clients):
@@ -460,6 +473,19 @@ PRESSURE: dict[str, tuple[FaultProfile | str | None, dict[str, Any]]] = {
             "network": WAN,
         },
     ),
+    # Clients that give up after 0.4 s (`Plan.client_deadline`) under cuts,
+    # clogs, stalls and crashes: many operations of unknown outcome, each
+    # followed by a new session, and requests still in flight from the last.
+    "impatient_clients": (
+        FaultProfile(
+            partition_per_second=0.4,
+            clog_per_second=0.2,
+            stream_stall_per_second=0.2,
+            bounce_per_second=0.2,
+            fault_duration_mean=1.0,
+        ),
+        {},
+    ),
     # One entry per append (`Plan.batch`), leaders deposed and restarted, and
     # crashes: followers far behind a new leader that holds entries of older
     # terms it has not committed, and stale tails beyond what an append matched.
@@ -498,6 +524,7 @@ DEPOSED_AT_SNAPSHOT = Plan(
 # falls back to their last snapshot, so the hint they answer with is far below
 # their stale tail), with one entry per append.
 SMALL_BATCHES = Plan(workload_time=6.0, depose_every=1.5, restart_deposed=0.8, batch=1)
+IMPATIENT_CLIENTS = Plan(client_deadline=0.4, attempt_timeout=0.15)
 # Half of all restarts without the meta file, and a third of the votes granted
 # followed by a crash and a quick restart.
 LOST_VOTES = Plan(lose_meta=0.5, crash_voters=0.3)
@@ -522,6 +549,7 @@ def make(name: str, plan: Plan | None = None, bug: str | None = None) -> Scenari
         "deposed_at_snapshot": DEPOSED_AT_SNAPSHOT,
         "small_batches": SMALL_BATCHES,
         "lost_votes": LOST_VOTES,
+        "impatient_clients": IMPATIENT_CLIENTS,
     }
     default = plans.get(name, Plan())
     title = name if bug is None else f"bug_{bug}"
@@ -543,6 +571,7 @@ deposed_leaders = make("deposed_leaders")
 deposed_at_snapshot = make("deposed_at_snapshot")
 small_batches = make("small_batches")
 lost_votes = make("lost_votes")
+impatient_clients = make("impatient_clients")
 
 SCENARIOS = (
     happy_path,
@@ -560,6 +589,7 @@ SCENARIOS = (
     deposed_at_snapshot,
     small_batches,
     lost_votes,
+    impatient_clients,
 )
 
 # Each planted bug under the scenario that exposes it: `bug_forget_vote` and so on.

@@ -25,8 +25,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from examples.kvstore.client import Client, Unavailable
+from examples.kvstore.client import Client, StaleRequest, Unavailable
+from seedbed import always
 from seedbed.check import Recorder, check_transactions, kv, linearizable
+
+# A session's requests are sequential: an older one applied after a newer one
+# can only be a copy the client no longer waits for. A stale answer to the
+# request a client waits for means another session took its id.
+OWN_SESSION = "kvstore: a client is never told its request is stale (a session's id is its own)"
 
 KEYS = ("k0", "k1", "k2")
 TXN_KEYS = ("t0", "t1", "t2", "t3")
@@ -56,6 +62,8 @@ class Workload:
     unknown: list[list[list[Any]]] = field(default_factory=list)
     in_flight: dict[str, list[list[Any]]] = field(default_factory=dict)
     on_ok: Callable[[dict[str, Any], Any], None] | None = None  # every ok answer (an oracle)
+    deadline: float = 5.0  # seconds a client tries one operation before its outcome is unknown
+    attempt_timeout: float = 1.0  # seconds a client waits for one replica's answer
     ok_count: int = 0
     ok_gets: int = 0  # without one, the single-key history cannot show linearizability
     starts: int = 0  # clients started (a crashed client restarts as a new process)
@@ -71,7 +79,11 @@ class Workload:
 
         async def main() -> int:
             self.starts += 1
-            return await method(name)
+            try:
+                return await method(name)
+            except StaleRequest as exc:
+                always(False, OWN_SESSION, client=name, error=str(exc))
+                raise
 
         return main
 
@@ -82,6 +94,8 @@ class Workload:
             history=self.history,
             transactions=self.txn_history,
             on_ok=self.on_ok,
+            attempt_timeout=self.attempt_timeout,
+            deadline=self.deadline,
         )
 
     async def single_key(self, name: str) -> int:
