@@ -51,8 +51,10 @@ STRATEGIES: dict[str, dict[str, Any]] = {
     "random+clock": {**BEFORE, "clock_resolution": 0.001},
     "pct d=2+tasks": {**BEFORE, **PCT, "pct_depth": 2},
     "pct d=3+tasks": {**BEFORE, **PCT, "pct_depth": 3},
+    "pct drawn+tasks": {**BEFORE, "strategy": "pct", "explore_tasks": True},
     "pos+tasks": {**BEFORE, "strategy": "pos", "explore_tasks": True},
     "defaults+pos": {**_defaults.DEFAULTS, "strategy": "pos"},
+    "defaults+pct": {**_defaults.DEFAULTS, "strategy": "pct"},
 }
 
 

@@ -9,7 +9,7 @@ durability, election and transaction bugs the oracles of issue 25 look
 for, one of them a survivor of that issue's trial, and those of issue 45's
 kinds: commits and acknowledgements past what an append matched, an older
 term's entry committed by counting, votes from a replica that lost its meta
-file); `SURVIVORS` are the trial's survivors that it does not kill yet, kept
+file, a session id taken again); `SURVIVORS` are the trial's survivors that it does not kill yet, kept
 with the reason.
 `tests/quality/test_kvstore_mutants.py` sweeps `MUTANTS`.
 """
@@ -183,6 +183,15 @@ MUTANTS = (
         "if False:",
         "lost_votes",
         "a replica whose meta file is gone beside its log starts as a fresh one",
+    ),
+    Mutant(
+        "session_id_reused",
+        "examples.kvstore.client",
+        "Client.new_session",
+        "random.getrandbits(32):08x",
+        "0:08x",
+        "impatient_clients",
+        "every session after an unknown outcome takes one id, numbering from 1 again",
     ),
 )
 # Survivors of a short sweep (seeds 0-7 of every scenario): a delayed vote reply,

@@ -242,6 +242,13 @@ def test_pct_finds_a_depth_two_bug_that_random_scheduling_misses() -> None:
     assert depth_two_fails(pct[0], strategy="pct", pct_depth=2, pct_steps=60)
 
 
+def test_pct_with_nothing_set_draws_its_depth_per_run_and_still_finds_the_bug() -> None:
+    """No step count to tune: each run draws d in 1..4 and log-scale change points."""
+    found = [seed for seed in range(60) if depth_two_fails(seed, strategy="pct")]
+    assert found, "PCT with drawn depths never found the depth-two bug in 60 seeds"
+    assert all(depth_two_fails(seed, strategy="pct") for seed in found[:3])  # replays
+
+
 def test_pct_orders_task_steps_with_explore_tasks() -> None:
     found = [
         seed

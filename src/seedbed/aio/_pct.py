@@ -16,6 +16,14 @@ scheduling choices stop being uniform draws and follow PCT:
 - when the step count reaches the i-th change point, the actor that ran it
   drops to priority d - i, below every initial priority.
 
+Left None (the default), d and k are drawn for each run, so a sweep tries
+every depth with nothing to tune: d uniformly in 1..`MAX_DEPTH` ("pct:
+depth"), and each change point log-uniformly among the first 2^`OCTAVES`
+steps (an octave, "pct: change point octave", then a step in it), so a
+change lands in the first ten steps as often as between steps 1,000 and
+2,000 whatever the program's length, where a fixed k spreads them evenly up
+to k: too thin for a long program, past the end of a short one.
+
 A bug of depth d (one needing d ordering constraints between actors) is
 found by one run with probability at least 1 / (n * k^(d-1)) for n actors,
 where uniform random scheduling can need exponentially many runs: a node
@@ -32,19 +40,32 @@ from typing import Any
 
 from seedbed._core.contract import require
 
+MAX_DEPTH = 4  # a drawn depth: 1..4 (most concurrency bugs need at most three orderings)
+OCTAVES = 17  # drawn change points: among the first 2**17 contested steps
+
+
+def _change_point(stream: Any, horizon: int | None) -> int:
+    """A step number for a change point: uniform up to `horizon`, or log-uniform."""
+    if horizon is not None:
+        return 1 + int(stream.below(horizon, "pct: change point"))
+    octave = int(stream.below(OCTAVES, "pct: change point octave"))
+    return (1 << octave) + int(stream.below(1 << octave, "pct: change point in its octave"))
+
 
 class Pct:
     """One run's PCT state: priorities by actor, change points, step count."""
 
     __slots__ = ("changes", "depth", "priority", "steps", "stream")
 
-    def __init__(self, stream: Any, depth: int, horizon: int) -> None:
+    def __init__(self, stream: Any, depth: int | None, horizon: int | None) -> None:
         self.stream = stream
+        if depth is None:
+            depth = 1 + int(stream.below(MAX_DEPTH, "pct: depth"))
         self.depth = depth
         self.priority: dict[Any, tuple[int, int]] = {}  # a lookup by actor, never an order
         changes: list[int] = []
         for _ in range(depth - 1):
-            insort(changes, 1 + stream.below(horizon, "pct: change point"))
+            insort(changes, _change_point(stream, horizon))
         require(len(changes) == depth - 1, "PCT draws d - 1 change points", depth=depth)
         self.changes = changes  # step numbers, ascending (ties: one drop each)
         self.steps = 0

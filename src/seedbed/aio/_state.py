@@ -55,7 +55,8 @@ class LoopConfig:
       `_explore`.
     - `strategy`: "random" (every choice a uniform draw), "pct": lane picks
       and, with `explore_tasks`, task-step order follow PCT with `pct_depth`
-      d and `pct_steps` k, the expected number of contested choices (see
+      d and `pct_steps` k, the expected number of contested choices (both
+      drawn for each run when left None, the default: nothing to tune; see
       `_pct`), or "pos": they follow partial-order sampling, each pending
       event ranked by a random priority redrawn once it ran (see `_pos`).
     - `clock_resolution` (1 ms by default; 0: exact nanoseconds): the
@@ -74,8 +75,8 @@ class LoopConfig:
     explore_tasks: bool = True
     clock_resolution: float = 0.001
     strategy: str = "random"
-    pct_depth: int = 3
-    pct_steps: int = 1000
+    pct_depth: int | None = None
+    pct_steps: int | None = None
 
     def __post_init__(self) -> None:
         check_bool("LoopConfig", "explore_tasks", self.explore_tasks)
@@ -99,9 +100,10 @@ class LoopConfig:
 
     def _check_strategy(self) -> None:
         check_choice("LoopConfig", "strategy", self.strategy, ("random", "pct", "pos"))
-        check_positive_int("LoopConfig", "pct_depth", self.pct_depth)
-        check_positive_int("LoopConfig", "pct_steps", self.pct_steps)
-        if self.strategy != "pct" and (self.pct_depth, self.pct_steps) != (3, 1000):
+        for name in ("pct_depth", "pct_steps"):
+            if getattr(self, name) is not None:  # None: drawn for each run
+                check_positive_int("LoopConfig", name, getattr(self, name))
+        if self.strategy != "pct" and (self.pct_depth, self.pct_steps) != (None, None):
             raise UsageError(
                 'LoopConfig.pct_depth and pct_steps apply only with strategy="pct"; '
                 'add strategy="pct" or drop them'
