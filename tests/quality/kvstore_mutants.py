@@ -9,8 +9,8 @@ durability, election and transaction bugs the oracles of issue 25 look
 for, one of them a survivor of that issue's trial, and those of issue 45's
 kinds: commits and acknowledgements past what an append matched, an older
 term's entry committed by counting, votes from a replica that lost its meta
-file, a session id taken again); `SURVIVORS` are the trial's survivors that it does not kill yet, kept
-with the reason.
+file, a session id taken again); `SURVIVORS` are the trial's survivors that
+it does not kill yet, kept with the reason.
 `tests/quality/test_kvstore_mutants.py` sweeps `MUTANTS`.
 """
 

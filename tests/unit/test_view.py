@@ -379,3 +379,51 @@ def test_a_refused_history_whose_values_cannot_be_shown_still_gets_its_verdict(
     assert seedbed.run(main, seed=1, trace=trace).value is False
     (check,) = build(trace).checks
     assert "the history was refused (its explanation failed" in check["text"]
+
+
+def _chatty(seed: int, trace: Path | None) -> str:
+    """Two nodes exchanging a message every 10 ms for a second over links that
+    stall often: their episodes hold traffic the view must shade."""
+    import asyncio
+
+    sim = seedbed.Simulation(
+        seed=seed, trace=trace, network=seedbed.NetworkConfig(stall_per_second=5.0)
+    )
+
+    async def server() -> None:
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while line := await reader.readline():
+                writer.write(line)
+                await writer.drain()
+
+        await asyncio.start_server(echo, "srv", 9000)
+        await asyncio.sleep(2)
+
+    async def client() -> None:
+        await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection("srv", 9000)
+        for number in range(100):
+            writer.write(f"{number}\n".encode())
+            await reader.readline()
+            await asyncio.sleep(0.01)
+        writer.close()
+
+    sim.host("srv", server)
+    sim.client("cli", client)
+    return sim.run(max_time=5).trace_hash
+
+
+def test_a_link_stall_that_held_traffic_is_shaded_on_both_ends_until_it_ends(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "stalls.trace"
+    assert _chatty(1, path) == _chatty(1, None)  # the notes stay outside the hash
+    d = build(path)
+    stalls = [span for span in d.spans if span[3] == "link_stall"]
+    assert stalls, "no stall episode was drawn"
+    assert {d.lanes[span[0]] for span in stalls} == {"srv", "cli"}
+    for _lane, start, end, _kind, text in stalls:
+        assert text in ("srv>cli", "cli>srv") and start <= end
+        assert d.times[start] <= d.times[end] <= 5_000_000_000
+    lasting = [f for f in d.faults if f[2] == "link_stall"]
+    assert lasting and all(0 < f[1] - f[0] <= 250_000_000 for f in lasting)

@@ -15,6 +15,7 @@ link faults, crashes and the failure; only the arrows need the notes.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -122,6 +123,10 @@ class _Builder:
         self.open_faults: dict[tuple[str, str], list[int]] = {}
         self.open_ops: dict[tuple[int, str], list[Any]] = {}  # (recorder, process) -> open row
         self.op_rows: dict[tuple[int, int], int] = {}  # (recorder, invoke index) -> row
+        # Spans that open and close at known virtual times (a link's stall episode):
+        # (ns, 0 to open or 1 to close, lane, kind, text), done in that order at the
+        # first event at or past their time.
+        self.timed: list[tuple[int, int, int, str, str]] = []
 
     # -- positions and lanes ----------------------------------------------
 
@@ -171,10 +176,10 @@ class _Builder:
     def event(self, event: Event) -> None:
         kind = str(event[0])
         if kind == "time":
-            self.now = int(event[1])
+            self._advance(int(event[1]))
             return
         if kind == "at":  # the step and time the next events happened at
-            self.now = int(event[2])
+            self._advance(int(event[2]))
             return
         if kind == "deliver":  # its bytes are drawn from the "chunk" notes
             return
@@ -328,6 +333,28 @@ class _Builder:
         del self.datagrams[str(note[1])]
         status = "dropped" if state == 1 else "held" if sent[4] else "ok"
         self.d.arrows.append([sent[0], sent[1], self._pos(), sent[2], sent[3], status])
+
+    def _advance(self, now: int) -> None:
+        """Time moves to `now`: close the timed spans that ended before it."""
+        timed = self.timed
+        while timed and timed[0][0] <= now:
+            when, closing, lane, kind, text = timed.pop(0)
+            self.now = max(self.now, when)  # a position at the span's own time
+            if closing:
+                self._close(lane, kind, text, self._pos())
+            else:
+                self._open(lane, kind, text, self._pos())
+        self.now = now
+
+    def _n_link_stall(self, note: Event) -> None:
+        """("link.stall", src, dst, start ns, end ns): a link's stall episode held
+        the program's traffic; shaded on both ends from its start to its end."""
+        src, dst, start, end = str(note[1]), str(note[2]), int(note[3]), int(note[4])
+        text = f"{src}>{dst}"
+        for lane in (self.lane(src), self.lane(dst)):
+            insort(self.timed, (max(start, self.now), 0, lane, "link_stall", text))
+            insort(self.timed, (end, 1, lane, "link_stall", text))
+        self._advance(self.now)  # an episode already under way opens now
 
     def _n_fault_begin(self, note: Event) -> None:
         if note[1] in _NODE_KILLERS:

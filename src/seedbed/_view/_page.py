@@ -74,6 +74,7 @@ marker path { fill: #3461c1; }
 .span.partition { fill: #d64545; opacity: 0.16; }
 .span.clog { fill: #e08a1e; opacity: 0.22; }
 .span.disk_fault { fill: #6b4f2a; opacity: 0.2; }
+.span.link_stall { fill: #2a7ab0; opacity: 0.16; }
 .op { fill: #2f9e6e; opacity: 0.55; }
 .op.fail { fill: #d64545; } .op.info, .op.open { fill: #9aa3b2; }
 .op.blamed { fill: #d64545; opacity: 0.9; stroke: #7a1010; stroke-width: 2; }

@@ -284,6 +284,9 @@ class Links:
         if not link.stall_used:
             link.stall_used = True
             link.stalls += 1
+            notes = self._trace.notes  # for `seedbed view` (outside the hash)
+            if notes is not None:
+                notes("link.stall", link.src, link.dst, link.stall_start, link.stall_end)
         return release
 
     def _next_stall(self, link: Link) -> None:
