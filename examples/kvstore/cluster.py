@@ -52,6 +52,9 @@ class Cluster:
         self.lose_meta = lose_meta
         self.starts = dict.fromkeys(names, 0)
         self.metas_lost = dict.fromkeys(names, 0)
+        # Replicas that lost their meta file and have not come back sound since:
+        # each with the incarnation it lost it in (its start was still to come).
+        self.amnesiac: dict[str, Any] = {}
         for name in names:
             sim.host(name, self._main_of(name))
 
@@ -59,6 +62,9 @@ class Cluster:
         async def main() -> None:
             self.starts[name] += 1
             if self.starts[name] > 1 and self._may_lose_meta(name):
+                # Marked before the first await: another replica starting meanwhile
+                # must see this one as losing its meta file already.
+                self.amnesiac[name] = self.oracle.replicas.get(name)
                 await self._lose_meta(name)
             await serve(name, self.peers, DATA, timing=self.timing, observer=self.oracle)
 
@@ -69,17 +75,24 @@ class Cluster:
         replica that lost it votes for no one until repaired, and a group with a
         majority of those can elect no leader to repair them (an operator's case)."""
         replicas = self.oracle.replicas
+        for other, lost_in in list(self.amnesiac.items()):  # insertion order
+            now = replicas.get(other)
+            if now is not lost_in and now is not None and not now.damaged:
+                del self.amnesiac[other]  # started since, and repaired
         others_sound = all(
             not replicas[other].damaged
             for other in self.names
             if other in replicas and other != name
         )
-        return bool(self.lose_meta) and others_sound and random.random() < self.lose_meta
+        if not self.lose_meta or not others_sound or set(self.amnesiac) - {name}:
+            return False
+        return random.random() < self.lose_meta
 
     async def _lose_meta(self, name: str) -> None:
         """Take replica `name`'s meta file away before it starts: gone, or garbage."""
         path = posixpath.join(DATA, "meta")
         if not await fs.exists(path):
+            del self.amnesiac[name]
             return
         if random.random() < 0.5:
             await fs.remove(path)
