@@ -324,11 +324,19 @@ class SeedbedLoop(TaskWatch):
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
-                if timers and timers[0][0] <= clock.now:
+                # Another due at its deadline (a tie to draw), or this one cancelled (the
+                # iteration then takes the next deadline's): the general path. A live
+                # timer with the next due later fires alone, as the general path has it.
+                # (One due earlier is a heap out of order: the check below says so.)
+                if (
+                    timers
+                    and timers[0][0] <= clock.now
+                    and (timers[0][0] <= entry[0] or entry[2]._cancelled)
+                ):
                     if timers[0][0] < entry[0]:
                         broken("timers leave the heap in deadline order", after=entry[0],
                                got=timers[0][0])  # fmt: skip
-                    heappush(timers, entry)  # several due: the general path orders ties
+                    heappush(timers, entry)
                     self._collect_due_timers()
                 else:
                     due = entry[2]
@@ -375,8 +383,12 @@ class SeedbedLoop(TaskWatch):
                 else:
                     st.steps += 1
                     clock.now += cost
-                    try:
-                        handle._context.run(handle._callback, *handle._args)
+                    args = handle._args
+                    try:  # no `*args` where there are none (task steps): no tuple built
+                        if args:
+                            handle._context.run(handle._callback, *args)
+                        else:
+                            handle._context.run(handle._callback)
                     except (SystemExit, KeyboardInterrupt):
                         raise
                     except BaseException as exc:
@@ -423,8 +435,12 @@ class SeedbedLoop(TaskWatch):
                         continue
                     st.steps += 1
                     clock.now += cost
+                    args = handle._args
                     try:
-                        handle._context.run(handle._callback, *handle._args)
+                        if args:
+                            handle._context.run(handle._callback, *args)
+                        else:
+                            handle._context.run(handle._callback)
                     except (SystemExit, KeyboardInterrupt):
                         raise
                     except BaseException as exc:
