@@ -164,6 +164,8 @@ class Stream:
         """
         if n < 2:
             return list(range(n))
+        if n == 2:  # most batches that draw: the same two keys and order, no sort
+            return self._pair(reason)
         keys = array("I", self._bits(32 * n).to_bytes(4 * n, "little"))
         if _BIG_ENDIAN:  # the same keys on every machine
             keys.byteswap()
@@ -171,6 +173,16 @@ class Stream:
         require(len(order) == n, "a permutation keeps every index", n=n)
         self._note(reason, ",".join(map(str, order)))
         return order
+
+    def _pair(self, reason: str) -> list[int]:
+        """`permutation(2, reason)`, worked out from the keys' bits: key 0 is the low
+        32 bits of the draw, key 1 the high ones, and equal keys keep index order."""
+        bits = self._bits(64)
+        if bits & 0xFFFF_FFFF <= bits >> 32:
+            self._note(reason, "0,1")
+            return [0, 1]
+        self._note(reason, "1,0")
+        return [1, 0]
 
     def shuffled(self, items: Sequence[T], reason: str) -> list[T]:
         """A uniformly shuffled copy of `items`."""

@@ -54,6 +54,7 @@ from seedbed.aio._explore import (
     PAIR,
     STEP_TYPE,
     reorder_lone_steps,
+    reorder_pair,
     reorder_task_steps,
     tick_ns,
 )
@@ -411,8 +412,10 @@ class SeedbedLoop(TaskWatch):
                     # lone steps, the scan would find just that (see LoopState).
                     if lone == n and st.steps == st.looked_until and router is None and pct is None:
                         reorder_lone_steps(queue, st.sched)
-                    elif n != PAIR or queue[0].cause != queue[1].cause or pct is not None:
-                        # (A pair from one cause has nothing to draw: see PAIR.)
+                    elif n == PAIR and pct is None:  # the most common batch that draws
+                        if queue[0].cause != queue[1].cause:  # (one cause: see PAIR)
+                            reorder_pair(queue, st.sched)
+                    else:
                         reorder_task_steps(queue, n, st.sched, pct)
                     st.in_context = 0
                     st.lone_base = st.lone_cause = st.steps
