@@ -129,6 +129,7 @@ class SeedbedLoop(TaskWatch):
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
         self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
+        self._queue = self._st.ready.append  # `ready` is one deque for the loop's life
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
         # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
@@ -431,12 +432,14 @@ class SeedbedLoop(TaskWatch):
                 take = queue.popleft
                 if router is not None:
                     router.batch = batch  # a crash of this lane's node cuts it short
+                steps = st.steps  # only this loop counts steps: a local, stored each step
                 for cost in batch:
                     handle = take()
                     if handle._cancelled:
                         st.looked_until = -1  # left the queue without a step
                         continue
-                    st.steps += 1
+                    steps += 1
+                    st.steps = steps
                     clock.now += cost
                     args = handle._args
                     try:
@@ -729,17 +732,19 @@ class SeedbedLoop(TaskWatch):
         handle._cancelled = False
         handle._loop = self
         st = self._st
-        cause = handle.cause = st.steps  # the callback running now scheduled it (see _explore)
+        # `cause`: the callback running now scheduled it (see _explore).
         if context is None:  # user code's call_soon: a plain callback
+            handle.cause = st.steps
             handle._context = _copy_context()
         else:  # a task's step or wakeup, or a future's done callback
+            cause = handle.cause = st.steps
             handle._context = context
             # Counted for the reorder's skip and its scan-free path (see LoopState).
             if type(callback) is STEP_TYPE and cause - 1 == st.lone_cause:
                 st.lone_cause = cause  # a lone step: one more, no counter to bump
             else:
                 st.in_context += 1
-        st.ready.append(handle)
+        self._queue(handle)
         return handle
 
     def call_soon_threadsafe(
