@@ -22,8 +22,11 @@ simulated network, a token passed round it) per node, seedbed now against
 
     PYTHONHASHSEED=0 python bench/peers.py [--rounds 5] [--against /tmp/base7a] [--ring 100,2000]
 
-It reports; it never gates. Instruction counts per event: `bench/loop.py
---instructions` (the same loop, other workloads).
+`--instructions` counts instructions per event instead (callgrind, the run
+alone: see `_callgrind.region`; the difference of two sizes), a view that
+does not move with the machine's load.
+
+It reports; it never gates.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import _workloads
+from _callgrind import count_region, region
 
 SCRIPT = Path(__file__).resolve()
 SEED = 1
@@ -78,19 +82,20 @@ def make_loop(name: str) -> asyncio.AbstractEventLoop:
     raise SystemExit(f"unknown loop {name!r}")
 
 
-def measure(key: str, loop_name: str, scale: float) -> float:
-    """Events per CPU second of one run of `key` on a fresh loop of `loop_name`."""
+def measure(key: str, loop_name: str, scale: float) -> tuple[int, float]:
+    """(events, events per CPU second) of one run of `key` on a fresh loop of `loop_name`."""
     loop = make_loop(loop_name)
     try:
         loop.run_until_complete(asyncio.sleep(0))  # one-off costs, paid by every loop
         awaitable, events = _workloads.WORKLOADS[key][1](loop, scale)
         gc.collect()
-        started = time.process_time()
-        loop.run_until_complete(awaitable)
-        spent = time.process_time() - started
+        with region():  # what `--instructions` counts (nothing otherwise)
+            started = time.process_time()
+            loop.run_until_complete(awaitable)
+            spent = time.process_time() - started
     finally:
         loop.close()
-    return events / spent
+    return events, events / spent
 
 
 def ring_cpu_per_node(nodes: int) -> float:
@@ -99,17 +104,20 @@ def ring_cpu_per_node(nodes: int) -> float:
     modules imported, interposition's first scan)."""
     ring(3)
     gc.collect()
-    started = time.process_time()
-    ring(nodes)
-    return (time.process_time() - started) / nodes
+    with region():  # what `--instructions` would count
+        started = time.process_time()
+        ring(nodes)
+        spent = time.process_time() - started
+    return spent / nodes
 
 
-def ring(nodes: int) -> None:
-    """A ring of `nodes` simulated nodes passing a token `RING_LAPS` times round."""
+def ring(nodes: int, **options: Any) -> str:
+    """A ring of `nodes` simulated nodes passing a token `RING_LAPS` times round;
+    its trace hash. `options` go to the `Simulation`."""
     import seedbed
 
     laps = RING_LAPS
-    sim = seedbed.Simulation(seed=SEED)
+    sim = seedbed.Simulation(seed=SEED, **options)
     names = [f"n{i}" for i in range(nodes)]
 
     def node(me: int) -> Any:
@@ -135,7 +143,7 @@ def ring(nodes: int) -> None:
     for me in range(nodes - 1):
         sim.host(names[me], node(me))
     sim.client(names[-1], node(nodes - 1))  # the run ends when the last node has its laps
-    sim.run(max_time=3600)
+    return sim.run(max_time=3600).trace_hash
 
 
 def run_child(loop_name: str, args: list[str], against: Path | None) -> tuple[float | None, str]:
@@ -167,19 +175,28 @@ def skipped_peers() -> dict[str, str]:
     return reasons
 
 
+def _chosen(args: argparse.Namespace) -> dict[str, tuple[str, _workloads.Workload]]:
+    return {key: value for key, value in _workloads.WORKLOADS.items() if args.only in key}
+
+
+def _loops(args: argparse.Namespace, skipped: dict[str, str]) -> list[str]:
+    wanted = args.loops.split(",") if args.loops else LOOPS
+    return [name for name in LOOPS if name in wanted and name not in skipped]
+
+
 def report(args: argparse.Namespace) -> None:
     against = Path(args.against).resolve() if args.against else None
     skipped = skipped_peers()
     if against is None:
         skipped["against"] = "no --against"
-    loops = [name for name in LOOPS if name not in skipped]
+    loops = _loops(args, skipped)
     scale = 0.2 if args.quick else 1.0
     samples: dict[tuple[str, str], list[float]] = {}
     print(f"python {platform.python_version()}, {args.rounds} rounds, interleaved; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
     for round_ in range(args.rounds):
         print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
-        for key in _workloads.WORKLOADS:
+        for key in _chosen(args):
             for name in loops:
                 value, why = run_child(name, ["--one", key, name, str(scale)], against)
                 if value is None:
@@ -188,7 +205,7 @@ def report(args: argparse.Namespace) -> None:
                 samples.setdefault((key, name), []).append(value)
     shown = [name for name in loops if name != "asyncio" and name not in skipped]
     rows = [("workload", *(LABELS[name] for name in shown))]
-    for key, (label, _) in _workloads.WORKLOADS.items():
+    for key, (label, _) in _chosen(args).items():
         base = statistics.median(samples[(key, "asyncio")])
         cells = []
         for name in shown:
@@ -224,6 +241,38 @@ def report_ring(sizes: list[int], rounds: int, against: Path | None) -> None:
         print(line)
 
 
+INSTRUCTION_SCALES = (0.2, 0.4)  # two sizes: what the run does once cancels out
+
+
+def report_instructions(args: argparse.Namespace) -> None:
+    """Instructions per event (callgrind, the run alone, two sizes' difference)."""
+    against = Path(args.against).resolve() if args.against else None
+    skipped = skipped_peers()
+    if against is None:
+        skipped["against"] = "no --against"
+    loops = _loops(args, skipped)
+    rows = [("workload", *(["asyncio"] + [LABELS[name] for name in loops[1:]]))]
+    for key, (label, _) in _chosen(args).items():
+        counted = []
+        for name in loops:
+            env = {}
+            if name == "against" and against is not None:
+                env["PYTHONPATH"] = os.pathsep.join(
+                    [str(against / "src"), os.environ.get("PYTHONPATH", "")]
+                )
+            (small, small_out), (big, big_out) = (
+                count_region([str(SCRIPT), "--one", key, name, str(scale)], env)
+                for scale in INSTRUCTION_SCALES
+            )
+            events = int(big_out.split()[-2]) - int(small_out.split()[-2])
+            counted.append(f"{(big - small) / events:,.0f}")
+        rows.append((label, *counted))
+    _print_table(rows)
+    print("instructions per event (callgrind, the run alone)")
+    for name, why in skipped.items():
+        print(f"skipped {name}: {why}")
+
+
 def _print_table(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -233,7 +282,8 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 def main() -> None:
     if sys.argv[1:2] == ["--one"]:  # internal: one measurement, printed
         key, loop_name, scale = sys.argv[2], sys.argv[3], float(sys.argv[4])
-        print(measure(key, loop_name, scale))
+        events, rate = measure(key, loop_name, scale)
+        print(events, rate)  # the rate last: what `run_child` reads
         return
     if sys.argv[1:2] == ["--ring-one"]:
         print(ring_cpu_per_node(int(sys.argv[2])))
@@ -243,7 +293,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a fifth of the work per run")
     parser.add_argument("--against", help="a seedbed checkout to compare (its src is used)")
     parser.add_argument("--ring", help="ring sizes to time per node, e.g. 100,2000")
-    report(parser.parse_args())
+    parser.add_argument(
+        "--instructions", action="store_true", help="instructions per event (callgrind) instead"
+    )
+    parser.add_argument("--only", default="", help="only the workloads whose key has this")
+    parser.add_argument("--loops", help="only these loops, comma-separated (asyncio first)")
+    args = parser.parse_args()
+    if args.instructions:
+        report_instructions(args)
+        return
+    report(args)
 
 
 if __name__ == "__main__":
