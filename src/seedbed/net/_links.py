@@ -45,6 +45,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from seedbed._core import Stream, Trace, to_ns
+from seedbed._core.clock import NS_PER_SECOND
 from seedbed._core.contract import require
 from seedbed.errors import UsageError
 from seedbed.net._config import NetworkConfig, Timing
@@ -232,9 +233,10 @@ class Links:
         self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
         spread, low, high = timing.latency_spread, timing.latency_min, timing.latency_max
         delays = []
-        for word in _words(bits, DELAY_BATCH):
+        log1p = math.log1p
+        for word in _words(bits, DELAY_BATCH):  # `to_ns` inlined: 64 calls a batch
             u = word / 4294967296.0
-            delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
+            delays.append(min(low + round(-log1p(-u) * spread * NS_PER_SECOND), high))
         delays.reverse()
         require(
             low <= min(delays) and max(delays) <= high,
@@ -262,13 +264,14 @@ class Links:
         tail_log_span = math.log(timing.tail_high) - tail_log_low
         delays = []
         words = _words(bits, 2 * DELAY_BATCH)
+        log1p, exp, ns = math.log1p, math.exp, NS_PER_SECOND  # `to_ns` inlined: 64 calls
         for index in range(0, 2 * DELAY_BATCH, 2):
             u = words[index] / 4294967296.0
             v = words[index + 1] / 4294967296.0
             if v < p:
-                delays.append(to_ns(math.exp(tail_log_low + (v / p) * tail_log_span)))
+                delays.append(round(exp(tail_log_low + (v / p) * tail_log_span) * ns))
             else:
-                delays.append(min(low + to_ns(-math.log1p(-u) * spread), high))
+                delays.append(min(low + round(-log1p(-u) * spread * ns), high))
         delays.reverse()
         link.delays = delays
 
