@@ -57,13 +57,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import _sweep_scenario
 import _tiny
 from _callgrind import count_instructions
 from seedbed._harness.sweeps import _dask
 from seedbed._harness.sweeps._dask import DaskPool
 from seedbed._harness.sweeps._pool import WorkerPool
 from seedbed._harness.sweeps._results import ResultsWriter
+from seedbed._harness.targets import resolve, run_seed
 
 SAMPLES = ("loop", "loop_cpu", "start1", "pool1", "pool1_cpu", "pool1_extra", "start2", "pool2",
            "pool2_cpu", "pool2_extra", "dask2", "dask2_cpu", "dask2_extra")  # fmt: skip
@@ -73,11 +73,16 @@ SWARM = "examples.kvstore.scenarios:swarm"  # issue 30's Dask figure: the store'
 
 
 def in_process(seeds: range) -> tuple[float, float]:
-    """(wall, CPU) seconds per seed of `scenario.run(seed)` in a loop here, after a warm-up."""
-    _sweep_scenario.scenario.run(10**9)
+    """(wall, CPU) seconds per seed of the swept target run in a loop here, after a warm-up.
+
+    The target `--target` names, run as a worker runs it (`run_seed`), so the
+    baseline is the same work as the pools' (it ran the default scenario
+    whatever `--target` said)."""
+    target = resolve(TARGET)
+    run_seed(target, 10**9, SETTINGS["options"])
     started, cpu = time.perf_counter(), time.thread_time()
     for seed in seeds:
-        _sweep_scenario.scenario.run(seed)
+        run_seed(target, seed, SETTINGS["options"])
     return (time.perf_counter() - started) / len(seeds), (time.thread_time() - cpu) / len(seeds)
 
 

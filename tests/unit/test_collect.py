@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sys
 from typing import Any
 
@@ -259,3 +260,54 @@ def test_the_next_loop_runs_the_same_whatever_the_last_one_left() -> None:
         return loop.trace.hash
 
     assert next_hash(leave=True) == next_hash(leave=False)
+
+
+_PID = os.getpid()  # the real one, as psutil.Process() keeps it (a run's is simulated)
+
+
+def _statm() -> str:
+    """What a process's own monitoring reads (distributed's GC diagnosis, via psutil)."""
+    with open(f"/proc/{_PID}/statm", encoding="ascii") as statm:
+        return statm.read()
+
+
+async def _collecting() -> int:
+    for _ in range(9_000):  # two of the run's own collections
+        await asyncio.sleep(0)
+    gc.collect()  # and one the program asks for
+    return 1
+
+
+def test_a_gc_callback_registered_before_a_run_does_not_escape_from_it() -> None:
+    phases: list[str] = []
+
+    def monitor(phase: str, info: dict[str, Any]) -> None:
+        _statm()
+        phases.append(phase)
+
+    gc.callbacks.append(monitor)
+    try:
+        assert seedbed.run(_collecting, seed=3).value == 1
+        assert phases == []  # the run's collections are the run's own
+        gc.collect()
+        assert phases == ["start", "stop"]  # and it is back, in force, after the run
+        assert gc.callbacks[-1] is monitor
+    finally:
+        gc.callbacks.remove(monitor)
+
+
+# The escape is raised in the callback, which the collector reports as unraisable.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_gc_callback_the_program_registers_still_escapes() -> None:
+    def sneaky(phase: str, info: dict[str, Any]) -> None:
+        _statm()
+
+    async def main() -> None:
+        gc.callbacks.append(sneaky)
+        await _collecting()
+
+    try:
+        with pytest.raises(seedbed.SimulationEscape, match="statm"):
+            seedbed.run(main, seed=3)
+    finally:
+        gc.callbacks.remove(sneaky)

@@ -7,7 +7,9 @@ replaying: that is a breaking change, never a test to update casually.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -109,3 +111,24 @@ def test_invalid_bounds_are_refused_with_the_offending_value() -> None:
         s.below(0, "nothing to choose")
     with pytest.raises(ValueError, match="3 > 2"):
         s.between(3, 2, "empty range")
+
+
+def test_a_permutation_of_two_is_the_keys_sorted_as_for_any_other_length() -> None:
+    # The pair's shortcut (issue 50) must give the general definition's order
+    # and trace: indices sorted by 32-bit little-endian keys, ties in index order.
+    from array import array
+
+    def by_keys(stream: Any, n: int) -> list[int]:
+        keys = array("I", stream._bits(32 * n).to_bytes(4 * n, "little"))
+        if sys.byteorder == "big":
+            keys.byteswap()
+        order = sorted(range(n), key=keys.__getitem__)
+        stream._note("why", ",".join(map(str, order)))
+        return order
+
+    short, spelled = Trace(), Trace()
+    fast, slow = Entropy(11, short).stream("loop"), Entropy(11, spelled).stream("loop")
+    orders = [fast.permutation(2, "why") for _ in range(2_000)]
+    assert orders == [by_keys(slow, 2) for _ in range(2_000)]
+    assert {tuple(order) for order in orders} == {(0, 1), (1, 0)}
+    assert short.hash == spelled.hash

@@ -307,22 +307,28 @@ def test_a_pair_from_one_cause_skips_the_scan_and_orders_as_the_scan_does(
     monkeypatch: object,
 ) -> None:
     # The loop tells a batch of two handles one callback queued (a task's
-    # done callbacks) from its causes alone and skips the scan; with that
-    # check off (PAIR = 0) every such batch is scanned. Both must draw and
-    # order alike, or trace hashes would depend on which path ran.
+    # done callbacks) from its causes alone and skips the scan, and draws a
+    # pair from two causes without it (`reorder_pair`); with that check off
+    # (PAIR = 0) every such batch is scanned. Both must draw and order
+    # alike, or trace hashes would depend on which path ran.
     import pytest
 
     from seedbed.aio import loop as loop_module
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
     scanned: list[int] = []
-    scan = loop_module.reorder_task_steps
+    scan, pair = loop_module.reorder_task_steps, loop_module.reorder_pair
 
     def counted(queue: object, n: int, *rest: object) -> None:
         scanned.append(n)
         scan(queue, n, *rest)  # type: ignore[arg-type]
 
+    def counted_pair(queue: object, sched: object) -> None:
+        scanned.append(-2)  # a pair from two causes, drawn without the scan
+        pair(queue, sched)  # type: ignore[arg-type]
+
     monkeypatch.setattr(loop_module, "reorder_task_steps", counted)
+    monkeypatch.setattr(loop_module, "reorder_pair", counted_pair)
     scenario = seedbed.Scenario("pairs", _echo_world, duration=0.3)
     fast = [scenario.run(seed=seed) for seed in range(4)]  # a failing run raises
     with_check = list(scanned)
@@ -331,7 +337,8 @@ def test_a_pair_from_one_cause_skips_the_scan_and_orders_as_the_scan_does(
     slow = [scenario.run(seed=seed) for seed in range(4)]
     assert [(r.trace_hash, r.steps) for r in fast] == [(r.trace_hash, r.steps) for r in slow]
     assert scanned.count(2) > 10 * with_check.count(2), "most pairs are one cause's and skip"
-    assert 2 in with_check, "a pair from two causes is still scanned"
+    assert -2 in with_check, "a pair from two causes still draws, on its own path"
+    assert -2 not in scanned, "with the check off every pair is scanned"
 
 
 def test_a_batch_from_one_cause_keeps_its_order_and_draws_nothing() -> None:

@@ -164,13 +164,26 @@ class Stream:
         """
         if n < 2:
             return list(range(n))
+        if n == 2:  # most batches that draw: the same two keys and order, no sort
+            return self._pair(reason)
         keys = array("I", self._bits(32 * n).to_bytes(4 * n, "little"))
         if _BIG_ENDIAN:  # the same keys on every machine
             keys.byteswap()
         order = sorted(range(n), key=keys.__getitem__)
-        require(len(order) == n, "a permutation keeps every index", n=n)
-        self._note(reason, ",".join(map(str, order)))
+        if len(order) != n:
+            broken("a permutation keeps every index", n=n, order=order)
+        self._note(reason, _order_text(order))
         return order
+
+    def _pair(self, reason: str) -> list[int]:
+        """`permutation(2, reason)`, worked out from the keys' bits: key 0 is the low
+        32 bits of the draw, key 1 the high ones, and equal keys keep index order."""
+        bits = self._bits(64)
+        if bits & 0xFFFF_FFFF <= bits >> 32:
+            self._note(reason, "0,1")
+            return [0, 1]
+        self._note(reason, "1,0")
+        return [1, 0]
 
     def shuffled(self, items: Sequence[T], reason: str) -> list[T]:
         """A uniformly shuffled copy of `items`."""
@@ -181,6 +194,24 @@ class Stream:
         value = self._bits(64)
         self._note(reason, value)
         return value
+
+
+# An order's trace value ("2,0,1") by the order: batches of a few tasks repeat a
+# few orders, and the text cost a third of a small permutation. Bounded: orders
+# of many steps come in too many kinds to keep for a sweep worker's life.
+_ORDER_TEXTS: dict[tuple[int, ...], str] = {}
+_KEPT_ORDERS = 20_000
+
+
+def _order_text(order: list[int]) -> str:
+    """`",".join(map(str, order))`, kept for the orders seen most."""
+    key = tuple(order)
+    text = _ORDER_TEXTS.get(key)
+    if text is None:
+        text = ",".join(map(str, order))
+        if len(_ORDER_TEXTS) < _KEPT_ORDERS:
+            _ORDER_TEXTS[key] = text
+    return text
 
 
 class _Unseeded:

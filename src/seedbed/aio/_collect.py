@@ -35,6 +35,19 @@ store's sweep workers grew by 2-4 MB a seed (3 GB after 800 seeds of
 has doubled since the last time: amortized, like CPython's own rule, and
 never inside a run, so no run's events depend on what ran before it.
 
+Garbage-collector callbacks (`gc.callbacks`) registered before a stretch are
+taken out of the list for it and put back, in their places, when it ends:
+every collection inside a run is the run's own (automatic collection is off,
+the steps above decide when), and a process's monitoring of its collector
+must not run as part of the simulation. distributed's GC diagnosis, once an
+in-process Dask cluster had started, read `/proc/<pid>/statm` from its
+callback in every later run of the process, which failed each run with a
+`SimulationEscape` the program never made (164 in one bench run of
+`bench/sweep.py`). Callbacks the program registers during the run stay in
+the list and run inside the simulation, escapes and all. Limit: a program
+that removes, during a run, a callback registered before it gets the
+`ValueError` of a callback not in the list.
+
 Objects a process froze itself (`gc.freeze()` before forking workers; CPython
 3.12.1 starts with a few hundred frozen) are unfrozen when a stretch ends,
 with the rest: that costs their copy-on-write pages, never correctness.
@@ -86,12 +99,13 @@ class Stretch:
     the loop is done with them (`_leftovers`); `awaited`, the future it runs.
     """
 
-    __slots__ = ("was_enabled", "watch")
+    __slots__ = ("set_aside", "was_enabled", "watch")
 
     def __init__(self, watch: bool = False, awaited: asyncio.Future[Any] | None = None) -> None:
         self.was_enabled = gc.isenabled()
         self.watch = watch
         _running[0] += 1
+        self.set_aside = _set_aside_callbacks()
         gc.disable()
         if watch:
             _leftovers.watch_awaited(awaited)
@@ -105,9 +119,24 @@ class Stretch:
 
     def end(self) -> None:
         gc.unfreeze()
+        _put_back_callbacks(self.set_aside)
         _running[0] -= 1
         if self.was_enabled:
             gc.enable()
+
+
+def _set_aside_callbacks() -> list[Any]:
+    """`gc.callbacks` as they are before a stretch, emptied for it (see above)."""
+    before = list(gc.callbacks)
+    gc.callbacks.clear()
+    return before
+
+
+def _put_back_callbacks(before: list[Any]) -> None:
+    """The callbacks set aside, first, then those the stretch registered and kept."""
+    added = [callback for callback in gc.callbacks if all(callback is not b for b in before)]
+    gc.callbacks[:] = [*before, *added]
+    require(len(gc.callbacks) >= len(before), "callbacks set aside for a run come back")
 
 
 def at_boundary(forget: bool) -> bool:

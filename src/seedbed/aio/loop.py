@@ -54,6 +54,7 @@ from seedbed.aio._explore import (
     PAIR,
     STEP_TYPE,
     reorder_lone_steps,
+    reorder_pair,
     reorder_task_steps,
     tick_ns,
 )
@@ -128,6 +129,7 @@ class SeedbedLoop(TaskWatch):
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
         self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
+        self._queue = self._st.ready.append  # `ready` is one deque for the loop's life
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
         # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
@@ -324,11 +326,19 @@ class SeedbedLoop(TaskWatch):
         while True:
             if timers and timers[0][0] <= clock.now:
                 entry: tuple[int, int, SimTimerHandle] = heappop(timers)
-                if timers and timers[0][0] <= clock.now:
+                # Another due at its deadline (a tie to draw), or this one cancelled (the
+                # iteration then takes the next deadline's): the general path. A live
+                # timer with the next due later fires alone, as the general path has it.
+                # (One due earlier is a heap out of order: the check below says so.)
+                if (
+                    timers
+                    and timers[0][0] <= clock.now
+                    and (timers[0][0] <= entry[0] or entry[2]._cancelled)
+                ):
                     if timers[0][0] < entry[0]:
                         broken("timers leave the heap in deadline order", after=entry[0],
                                got=timers[0][0])  # fmt: skip
-                    heappush(timers, entry)  # several due: the general path orders ties
+                    heappush(timers, entry)
                     self._collect_due_timers()
                 else:
                     due = entry[2]
@@ -375,8 +385,12 @@ class SeedbedLoop(TaskWatch):
                 else:
                     st.steps += 1
                     clock.now += cost
-                    try:
-                        handle._context.run(handle._callback, *handle._args)
+                    args = handle._args
+                    try:  # no `*args` where there are none (task steps): no tuple built
+                        if args:
+                            handle._context.run(handle._callback, *args)
+                        else:
+                            handle._context.run(handle._callback)
                     except (SystemExit, KeyboardInterrupt):
                         raise
                     except BaseException as exc:
@@ -399,8 +413,10 @@ class SeedbedLoop(TaskWatch):
                     # lone steps, the scan would find just that (see LoopState).
                     if lone == n and st.steps == st.looked_until and router is None and pct is None:
                         reorder_lone_steps(queue, st.sched)
-                    elif n != PAIR or queue[0].cause != queue[1].cause or pct is not None:
-                        # (A pair from one cause has nothing to draw: see PAIR.)
+                    elif n == PAIR and pct is None:  # the most common batch that draws
+                        if queue[0].cause != queue[1].cause:  # (one cause: see PAIR)
+                            reorder_pair(queue, st.sched)
+                    else:
                         reorder_task_steps(queue, n, st.sched, pct)
                     st.in_context = 0
                     st.lone_base = st.lone_cause = st.steps
@@ -416,15 +432,21 @@ class SeedbedLoop(TaskWatch):
                 take = queue.popleft
                 if router is not None:
                     router.batch = batch  # a crash of this lane's node cuts it short
+                steps = st.steps  # only this loop counts steps: a local, stored each step
                 for cost in batch:
                     handle = take()
                     if handle._cancelled:
                         st.looked_until = -1  # left the queue without a step
                         continue
-                    st.steps += 1
+                    steps += 1
+                    st.steps = steps
                     clock.now += cost
+                    args = handle._args
                     try:
-                        handle._context.run(handle._callback, *handle._args)
+                        if args:
+                            handle._context.run(handle._callback, *args)
+                        else:
+                            handle._context.run(handle._callback)
                     except (SystemExit, KeyboardInterrupt):
                         raise
                     except BaseException as exc:
@@ -710,17 +732,19 @@ class SeedbedLoop(TaskWatch):
         handle._cancelled = False
         handle._loop = self
         st = self._st
-        cause = handle.cause = st.steps  # the callback running now scheduled it (see _explore)
+        # `cause`: the callback running now scheduled it (see _explore).
         if context is None:  # user code's call_soon: a plain callback
+            handle.cause = st.steps
             handle._context = _copy_context()
         else:  # a task's step or wakeup, or a future's done callback
+            cause = handle.cause = st.steps
             handle._context = context
             # Counted for the reorder's skip and its scan-free path (see LoopState).
             if type(callback) is STEP_TYPE and cause - 1 == st.lone_cause:
                 st.lone_cause = cause  # a lone step: one more, no counter to bump
             else:
                 st.in_context += 1
-        st.ready.append(handle)
+        self._queue(handle)
         return handle
 
     def call_soon_threadsafe(
