@@ -121,19 +121,24 @@ def test_a_wait_that_cannot_be_satisfied_fails_at_once_naming_the_call(
     assert "seed=1" in message
 
 
+async def _wait_for_the_loop_from_executor_work() -> Any:
+    loop = asyncio.get_running_loop()
+
+    def blocking_work() -> Any:
+        future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "done"), loop)
+        return future.result(timeout=WAIT)
+
+    return await loop.run_in_executor(None, blocking_work)
+
+
+def test_executor_work_waiting_for_the_loop_gets_its_answer() -> None:
+    assert _run_bounded(_wait_for_the_loop_from_executor_work) == "done"
+
+
 @pytest.mark.filterwarnings("ignore:coroutine 'sleep' was never awaited")
-def test_executor_work_waiting_for_the_loop_fails_instead_of_hanging() -> None:
-    async def main() -> Any:
-        loop = asyncio.get_running_loop()
-
-        def blocking_work() -> Any:
-            future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "done"), loop)
-            return future.result(timeout=WAIT)
-
-        return await loop.run_in_executor(None, blocking_work)
-
+def test_inline_executor_work_waiting_for_the_loop_fails_instead_of_hanging() -> None:
     with pytest.raises(SimulationEscape, match=r"Future\.result"):
-        _run_bounded(main)
+        seedbed.run(_wait_for_the_loop_from_executor_work, seed=1, threads="inline")
 
 
 def test_waits_that_can_be_answered_now_return_what_the_real_primitive_would() -> None:

@@ -9,6 +9,11 @@ advance while the loop is blocked) or waited real time (`Event.wait(timeout)`,
 `run_in_executor` that waits for the loop
 (`run_coroutine_threadsafe(...).result()`) hung too.
 
+With thread lanes (the default, see `_threadlanes`) a simulated thread has
+no running loop, so these stand-ins let it through to the real methods, which
+park it on lane locks (`_lanesync`); what they refuse is the loop's own code
+waiting, which would stall every task (a real program's bug too).
+
 Inside a run (the running loop of this thread is a `SeedbedLoop`), and in
 executor work that a `SeedbedLoop` runs inline before it runs (`inline`:
 `loop.run_in_executor(None, f)` outside the loop, as CPython's own tests
@@ -47,9 +52,10 @@ except ImportError:  # pragma: no cover
     mp_queues = mp_sync = None  # type: ignore[assignment]
 
 _THREADS = (
-    "it waits for another thread, and none runs inside a simulation; use the asyncio "
-    "equivalent (asyncio.Event, asyncio.Condition, asyncio.Queue, asyncio.Semaphore, "
-    "asyncio.Barrier) from tasks"
+    "on the event loop's thread it waits for another thread, blocking every task "
+    "(and with threads='inline' no other thread runs); wait inside a thread "
+    "(await asyncio.to_thread(...)) or use the asyncio equivalent (asyncio.Event, "
+    "asyncio.Condition, asyncio.Queue, asyncio.Semaphore, asyncio.Barrier) from tasks"
 )
 _FUTURES = (
     "it waits for work that cannot finish while the simulation is blocked (executor work "
@@ -93,16 +99,21 @@ def _real(owner: Any, name: str) -> Any:
     return _ORIGINALS[(owner, name)]
 
 
+def _now(timeout: float | None) -> bool:
+    """A zero (or negative) timeout asks without waiting: the real call answers."""
+    return timeout is not None and timeout <= 0
+
+
 def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
     loop = _loop()
-    if loop is None or self.is_set():
+    if loop is None or self.is_set() or _now(timeout):
         return bool(_real(threading.Event, "wait")(self, timeout))
     raise loop.escape("threading.Event.wait()", _THREADS)
 
 
 def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
     loop = _loop()
-    if loop is None:
+    if loop is None or _now(timeout):
         return bool(_real(threading.Condition, "wait")(self, timeout))
     raise loop.escape("threading.Condition.wait()", _THREADS)
 
@@ -124,7 +135,7 @@ def _semaphore_acquire(
 ) -> bool:
     real = _real(threading.Semaphore, "acquire")
     loop = _loop()
-    if loop is None or not blocking:
+    if loop is None or not blocking or _now(timeout):
         return bool(real(self, blocking, timeout))
     if real(self, False):
         return True
@@ -141,7 +152,7 @@ def _barrier_wait(self: threading.Barrier, timeout: float | None = None) -> int:
 def _queue_get(self: queue.Queue[Any], block: bool = True, timeout: float | None = None) -> Any:
     real = _real(queue.Queue, "get")
     loop = _loop()
-    if loop is None or not block:
+    if loop is None or not block or _now(timeout):
         return real(self, block, timeout)
     try:
         return real(self, False)
@@ -154,7 +165,7 @@ def _queue_put(
 ) -> None:
     real = _real(queue.Queue, "put")
     loop = _loop()
-    if loop is None or not block:
+    if loop is None or not block or _now(timeout):
         real(self, item, block, timeout)
         return
     try:

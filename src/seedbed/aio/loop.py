@@ -46,7 +46,17 @@ from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.identity import current_node
 from seedbed._core.trace import MASK, PRIME
-from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
+from seedbed.aio import (
+    _blocking,
+    _breakpoint,
+    _collect,
+    _escapes,
+    _interpose,
+    _lanethreads,
+    _sockets,
+    _threadlanes,
+    _threads,
+)
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
@@ -128,6 +138,8 @@ class SeedbedLoop(TaskWatch):
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
         self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
+        self._threads = _threadlanes.ThreadLanes(self, self._st)  # simulated threads
+        self._executors: dict[Any, Any] = {}  # default executors, per node (`_services`)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
         # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
@@ -197,6 +209,10 @@ class SeedbedLoop(TaskWatch):
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
         _sockets.install()
+        lanes = self._st.config.threads == "lanes"
+        if lanes:
+            _lanethreads.install(threading.get_ident())
+            _threadlanes.activate(self._threads)
         collector = _collect.Stretch(self._standalone, st.awaited)
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
@@ -221,6 +237,9 @@ class SeedbedLoop(TaskWatch):
                     st.set_step_limit(self._unwind_limit)
                     self._unwind_limit = None
                 collector.end()
+                if lanes:
+                    _threadlanes.activate(None)
+                    _lanethreads.restore()
                 _sockets.restore()
                 _blocking.restore()
                 _interpose.deactivate()
@@ -278,6 +297,7 @@ class SeedbedLoop(TaskWatch):
         self._st.ready.clear()
         self._st.timers.clear()
         self._st.router = None  # and what its lanes held
+        _lanethreads.close_lanes(self._threads)
         if self._standalone:  # what its runs left and other code dropped (see _collect)
             _collect.at_boundary(forget=False)
 
@@ -310,6 +330,7 @@ class SeedbedLoop(TaskWatch):
         parked = st.parked  # one list for the loop's life, like `ready` and `timers`
         after_step = st.after_node_step  # every iteration that runs a node's code calls it
         explore, pct = st.config.explore_tasks, st.pct
+        threads, thread_ready, thread_turn = self._threads, st.thread_ready, _threadlanes.run_turn
         # Budgets are set before a run, never during one (`WorldDriver.limit_time`).
         time_limit, wake_limit = st.time_limit, st.wake_limit
         queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
@@ -343,6 +364,13 @@ class SeedbedLoop(TaskWatch):
                         ready.append(due)
             if parked:
                 self._resume_one_parked()
+            if thread_ready and thread_turn(
+                threads, bool(ready) or (router is not None and bool(runnable))
+            ):
+                if st.halt or clock.now > time_limit:
+                    self._end_drive()
+                    break
+                continue  # a thread ran one segment: the next iteration draws again
             if router is not None:
                 if runnable or len(ready) != 1 or paused:
                     if ready or runnable:
@@ -459,7 +487,7 @@ class SeedbedLoop(TaskWatch):
                     trace.count += 1
                 else:
                     trace.time(now, steps)
-            elif not self._sleep_until_next_timer():
+            elif not self._sleep_until_next_timer() and not threads.can_run():
                 raise self._idle_forever()
 
     def _idle_forever(self) -> SimulationFailure:
@@ -473,7 +501,7 @@ class SeedbedLoop(TaskWatch):
             return self._failure_to_raise()
         threads = _threads.other_threads() if self._standalone else []
         if not threads:
-            return self._fail(deadlock_error(self._st))
+            return self._fail(deadlock_error(self._st, self._threads.describe()))
         escape = self._host.escape(*_threads.waiting_on_threads(threads))
         if threading.current_thread() is not threading.main_thread():
             # A loop in a worker thread (a portal) fails there, where the code
@@ -735,9 +763,13 @@ class SeedbedLoop(TaskWatch):
         which then runs at a fixed point: first thing in the next run.
         """
         thread = self._st.thread
-        if thread is not None and thread != threading.get_ident():
+        if thread is not None and thread != _escapes._get_ident():
             raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
-        return self.call_soon(callback, *args, context=context)
+        handle = self.call_soon(callback, *args, context=context)
+        lane = _threadlanes.current()
+        if lane is not None:  # a simulated thread called in: the loop may go first
+            self._threads.yield_now(lane, "after loop.call_soon_threadsafe()")
+        return handle
 
     def call_later(
         self,
