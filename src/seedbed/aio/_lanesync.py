@@ -29,6 +29,10 @@ from seedbed._core.contract import require
 from seedbed.aio import _loopwait, _threadlanes
 
 _NS = 1_000_000_000
+#: A sleeping thread wakes up to this late (drawn per sleep), as an OS thread
+#: does: how long a blocking call takes is the seed's choice too, so a
+#: thread's act after a sleep can land before or after a coroutine's timer.
+SLEEP_LATE_NS = 1_000_000
 
 
 class LaneLock:
@@ -140,7 +144,8 @@ class LaneLock:
 
 
 def sleep(lanes: _threadlanes.ThreadLanes, lane: _threadlanes.ThreadLane, seconds: float) -> None:
-    """`time.sleep` in a simulated thread: park it for `seconds` of virtual time."""
+    """`time.sleep` in a simulated thread: park it for `seconds` of virtual time,
+    and up to `SLEEP_LATE_NS` more (drawn)."""
     if seconds != seconds:
         raise ValueError("Invalid value NaN (not a number)")
     if seconds < 0:
@@ -148,5 +153,6 @@ def sleep(lanes: _threadlanes.ThreadLanes, lane: _threadlanes.ThreadLane, second
     if seconds == 0:
         lanes.yield_now(lane, "time.sleep(0)")
         return
-    timed_out = not lanes.park(lane, f"time.sleep({seconds!r})", None, int(seconds * _NS))
+    late = lanes.st.sched.below(SLEEP_LATE_NS + 1, "how late a sleeping thread wakes")
+    timed_out = not lanes.park(lane, f"time.sleep({seconds!r})", None, int(seconds * _NS) + late)
     require(timed_out, "a sleeping thread wakes by its timer")

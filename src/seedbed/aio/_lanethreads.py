@@ -95,7 +95,8 @@ class local:
             raise TypeError("Initialization arguments are not supported")
         self = object.__new__(cls)
         object.__setattr__(self, "_seedbed_args", (args, kwargs))
-        object.__setattr__(self, "_seedbed_dicts", {_threadlanes.current(): self.__dict__})
+        own = object.__getattribute__(self, "__dict__")
+        object.__setattr__(self, "_seedbed_dicts", {_threadlanes.current(): own})
         return self
 
     def __getattribute__(self, name: str) -> Any:
