@@ -8,7 +8,9 @@ who goes next (see `seedbed.aio._threadlanes`).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
+import queue
 import subprocess
 import sys
 import textwrap
@@ -174,7 +176,7 @@ def test_the_loop_blocked_on_a_lock_a_thread_holds_waits_for_the_thread() -> Non
     assert seedbed.run(main, seed=2).value == ["thread", "loop"]
 
 
-def test_a_crashed_nodes_threads_never_run_again_nor_run_their_finally() -> None:
+def test_a_crashed_nodes_threads_never_run_again_inside_the_run() -> None:
     ticks: list[float] = []
     cleanups: list[str] = []
 
@@ -192,19 +194,19 @@ def test_a_crashed_nodes_threads_never_run_again_nor_run_their_finally() -> None
 
     sim = seedbed.Simulation(seed=4)
 
-    async def client() -> int:
+    async def client() -> tuple[int, int]:
         await asyncio.sleep(1.0)
         sim.crash("n1")
         seen = len(ticks)
         await asyncio.sleep(1.0)
-        return len(ticks) - seen
+        return len(ticks) - seen, len(cleanups)
 
     sim.host("n1", server)
     sim.client("c1", client)
     result = sim.run(max_time=10)
     assert 5 <= len(ticks) <= 10
-    assert result.values["c1"] == 0  # no beat after the crash
-    assert cleanups == []
+    assert result.values["c1"] == (0, 0)  # no beat, and no `finally`, after the crash
+    assert cleanups == ["finally"]  # run when the world closed, outside the run
 
 
 _LIBRARY = textwrap.dedent(
@@ -258,3 +260,72 @@ def test_a_librarys_background_thread_reporting_through_call_soon_threadsafe_run
     second = _run_library(7, "123")
     assert [item for item, _ in first["value"]] == [0, 1, 4, 9, 16]
     assert first == second  # same value and hash in another process
+
+
+async def _primitives() -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    out: dict[str, Any] = {}
+    barrier = threading.Barrier(3)
+    gate = threading.BoundedSemaphore(1)
+    results: queue.Queue[int] = queue.Queue(maxsize=1)
+    inside: list[int] = []
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        with gate:
+            inside.append(i)
+            time.sleep(0.01)
+            inside.append(-i)
+        results.put(i)
+
+    for i in (1, 2, 3):
+        threading.Thread(target=worker, args=(i,)).start()
+    out["queue"] = await asyncio.to_thread(lambda: sorted(results.get() for _ in range(3)))
+    out["one_at_a_time"] = all(inside[k] == -inside[k + 1] for k in range(0, 6, 2))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [pool.submit(lambda x: (time.sleep(0.1), x * x)[1], i) for i in range(4)]
+        out["pool"] = await asyncio.to_thread(lambda: [f.result() for f in futures])
+
+    async def double(x: int) -> int:
+        await asyncio.sleep(0.5)
+        return 2 * x
+
+    out["from_thread"] = await asyncio.to_thread(
+        lambda: asyncio.run_coroutine_threadsafe(double(21), loop).result(timeout=10)
+    )
+    began = loop.time()
+    out["event_timed_out"] = not await asyncio.to_thread(threading.Event().wait, 2.0)
+    out["waited"] = round(loop.time() - began, 2)
+
+    def has_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    out["thread_has_loop"] = await asyncio.to_thread(has_loop)
+    await loop.shutdown_default_executor()
+    return out
+
+
+def test_threading_queue_and_futures_primitives_switch_threads() -> None:
+    runs = [seedbed.run(_primitives, seed=3) for _ in range(2)]
+    assert runs[0].value == {
+        "queue": [1, 2, 3],
+        "one_at_a_time": True,
+        "pool": [0, 1, 4, 9],
+        "from_thread": 42,
+        "event_timed_out": True,
+        "waited": 2.0,
+        "thread_has_loop": False,
+    }
+    assert runs[0].trace_hash == runs[1].trace_hash
+
+
+def test_a_wait_on_the_loops_thread_that_nothing_can_answer_is_a_deadlock() -> None:
+    async def main() -> None:
+        threading.Event().wait()
+
+    with pytest.raises(Deadlock, match="the event loop's thread waits for a notify"):
+        seedbed.run(main, seed=0)

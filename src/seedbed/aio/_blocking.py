@@ -9,10 +9,12 @@ advance while the loop is blocked) or waited real time (`Event.wait(timeout)`,
 `run_in_executor` that waits for the loop
 (`run_coroutine_threadsafe(...).result()`) hung too.
 
-With thread lanes (the default, see `_threadlanes`) a simulated thread has
-no running loop, so these stand-ins let it through to the real methods, which
-park it on lane locks (`_lanesync`); what they refuse is the loop's own code
-waiting, which would stall every task (a real program's bug too).
+With thread lanes (the default, see `_threadlanes`) these stand-ins let every
+wait through to the real methods, which are built on lane locks
+(`_lanesync`): a simulated thread parks, and the loop's own code blocks the
+loop while threads run, as a real loop's thread blocks (`_loopwait`); a wait
+nothing can ever answer ends the run in a `Deadlock`. What follows is the
+inline mode (`threads="inline"`), and work run inline before a run.
 
 Inside a run (the running loop of this thread is a `SeedbedLoop`), and in
 executor work that a `SeedbedLoop` runs inline before it runs (`inline`:
@@ -45,6 +47,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from seedbed.aio import _threadlanes
+
 try:  # absent where the platform has no sem_open
     import multiprocessing.queues as mp_queues
     import multiprocessing.synchronize as mp_sync
@@ -75,6 +79,8 @@ def _loop() -> Any:
     from seedbed.aio.loop import SeedbedLoop  # the loop imports this module
 
     loop = asyncio.events._get_running_loop()
+    if _threadlanes.active() is not None:
+        return None  # thread lanes: every wait parks a thread or blocks the loop (`_loopwait`)
     if isinstance(loop, SeedbedLoop):
         return loop
     if _inline and loop is None and _inline[-1][1] == threading.get_ident():

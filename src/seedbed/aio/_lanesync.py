@@ -23,6 +23,7 @@ can ever release it, the run ends in a `Deadlock` naming the holder.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from seedbed._core.contract import require
@@ -33,6 +34,7 @@ _NS = 1_000_000_000
 #: does: how long a blocking call takes is the seed's choice too, so a
 #: thread's act after a sleep can land before or after a coroutine's timer.
 SLEEP_LATE_NS = 1_000_000
+LATE_NS = 1_000  # see `_wait_ns`
 
 
 class LaneLock:
@@ -105,7 +107,9 @@ class LaneLock:
                 "(the lock was made inside a simulated run): waiting would never end"
             )
         what = f"lock #{self.number} held by {holder}"
-        deadline = None if timeout == -1 else lanes.st.clock.now + int(timeout * _NS)
+        if self.holder == "loop":  # a Condition's waiter: only a notify releases it
+            what = "a notify (a Condition, Event, Queue or Future wait)"
+        deadline = None if timeout == -1 else lanes.st.clock.now + _wait_ns(timeout)
         if not _loopwait.block_loop(lanes, self.locked, what, deadline):
             return False
         self._take(None)
@@ -141,6 +145,14 @@ class LaneLock:
         self._locked = False
         self.holder = None
         self._waiters.clear()
+
+
+def _wait_ns(timeout: float) -> int:
+    """A timed wait's length on the loop's thread: rounded up, plus `LATE_NS`
+    (a timed-out wait returns a little late, as a real one does), so a caller
+    that loops until its own float deadline (as `concurrent.futures.as_completed`
+    does) finds it passed, and never spins at a frozen instant."""
+    return math.ceil(timeout * _NS) + LATE_NS
 
 
 def sleep(lanes: _threadlanes.ThreadLanes, lane: _threadlanes.ThreadLane, seconds: float) -> None:

@@ -11,6 +11,8 @@ replaces, and `restore()` puts back:
 - `queue.SimpleQueue` is the Python one (the C one blocks the OS thread);
 - `current_thread`, `get_ident`, `get_native_id` and `threading.local`
   answer per lane: the loop's own code is the thread that runs the loop;
+- a thread made in the run hashes by its number, so sets of threads iterate
+  in a fixed order (the pool's `shutdown` joins its workers from a set);
 - thread names count from 1 in each run (`Thread-1`, `ThreadPoolExecutor-0_0`),
   not from the process's counters, so they never depend on earlier runs.
 
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 import _thread
 import concurrent.futures.thread as futures_thread
+import logging
 import queue
 import sys
 import threading
 from typing import Any
 
-from seedbed.aio import _lanesync, _threadlanes
+from seedbed.aio import _lanesync, _loopwait, _threadlanes
 from seedbed.aio._threadlanes import DEAD, DONE
 
 _real_get_ident = _thread.get_ident
@@ -130,6 +133,30 @@ def _switch(obj: local) -> None:
 
 # -- threads -------------------------------------------------------------------
 
+_real_init = threading.Thread.__init__
+
+
+def _init(self: threading.Thread, *args: Any, **kwargs: Any) -> None:
+    """A thread made inside a run hashes by its number in the run (see `_hash`)."""
+    lanes = _lanes()
+    if lanes is not None:
+        number = lanes.names.get("#thread", 0) + 1
+        lanes.names["#thread"] = number
+        self._seedbed_hash = number  # type: ignore[attr-defined]
+    _real_init(self, *args, **kwargs)
+
+
+def _hash(self: threading.Thread) -> int:
+    """A set of threads iterates in hash order: a pool's `shutdown` joins its
+    workers (`self._threads`, a set) in that order, which for the default hash
+    follows memory addresses. Installed for good (a hash must not change while
+    a thread sits in a set); only threads made inside a run hash differently."""
+    number = self.__dict__.get("_seedbed_hash")
+    return number if number is not None else object.__hash__(self)
+
+
+threading.Thread.__hash__ = _hash  # type: ignore[method-assign,assignment]
+
 
 def _start(self: threading.Thread) -> None:
     lanes = _lanes()
@@ -184,15 +211,14 @@ def _join(self: threading.Thread, timeout: float | None = None) -> None:
     if me is lane:
         raise RuntimeError("cannot join current thread")
     lanes = _lanes()
-    if lanes is None or me is None:
-        if timeout is not None and timeout <= 0:
-            return
-        host = lanes.loop if lanes is not None else None
-        call = f"Thread.join() of {self.name!r}, still running, on the event loop's thread"
-        why = "it would block every task; await asyncio.to_thread(thread.join) instead"
-        if host is None:
-            raise RuntimeError(f"{call}: the simulation that ran it has stopped")
-        raise host.escape(call, why)
+    if lanes is None:
+        raise RuntimeError(
+            f"Thread.join() of {self.name!r}: the simulation that ran it has stopped"
+        )
+    if me is None:  # the loop's own code: the loop blocks while threads run
+        deadline = None if timeout is None else lanes.st.clock.now + _ns(timeout)  # type: ignore[operator]
+        _loopwait.block_loop(lanes, lambda: _is_alive(self), f"thread {self.name!r}", deadline)
+        return
     lane.joiners.append(me)
     lanes.park(me, f"joining thread {self.name!r}", None, _ns(timeout))
     if me in lane.joiners:
@@ -224,6 +250,7 @@ def _adjust_thread_count(self: Any) -> None:
 # -- install / restore -----------------------------------------------------------
 
 _PATCHES: list[tuple[Any, str, Any]] = [
+    (threading.Thread, "__init__", _init),
     (threading.Thread, "start", _start),
     (threading.Thread, "join", _join),
     (threading.Thread, "is_alive", _is_alive),
@@ -254,7 +281,7 @@ def install(owner: int) -> None:
     _owner = owner
     for target, name, stand_in in _PATCHES:
         setattr(target, name, stand_in)
-    futures_thread.ThreadPoolExecutor._counter = _pool_counter  # type: ignore[attr-defined]
+    futures_thread.ThreadPoolExecutor._counter = staticmethod(_pool_counter)  # type: ignore[attr-defined]
 
 
 def restore() -> None:
@@ -284,10 +311,37 @@ def forget_pool_threads() -> None:
 
 
 def close_lanes(lanes: _threadlanes.ThreadLanes) -> None:
-    """The loop closes: its unfinished threads are stopped for good (a real
-    `join` or `is_alive` after the run sees them ended), none is left for
-    `concurrent.futures` to join at interpreter exit."""
-    for lane in lanes.close():
-        if lane.thread is not None:
-            _stopped(lane.thread)
+    """The loop closes: its unfinished threads end now, at a fixed point outside
+    the run, as `abandon_pending` closes unfinished tasks (left to the garbage
+    collector, a greenlet is killed whenever it is collected: inside a later
+    run, whose trace its `finally` blocks would change). A pool worker's
+    "Exception in worker" report of that exit is not logged. Their threads
+    are stopped for the real `join`/`is_alive` and left for no one to join
+    at interpreter exit."""
+    unfinished = lanes.close()
+    if _threadlanes.active() is not None:  # closed inside another run: never touch its patches
+        _threadlanes.keep_undying([lane for lane in unfinished if lane.glet is not None])
+        return
+    hush = _Hush()
+    futures_logger = logging.getLogger("concurrent.futures")
+    futures_logger.addFilter(hush)
+    install(_real_get_ident())
+    previous = _threadlanes.activate(lanes)
+    try:
+        for lane in unfinished:
+            _threadlanes.kill(lanes, lane)
+            if lane.thread is not None:
+                _stopped(lane.thread)
+    finally:
+        lanes.ready.clear()
+        _threadlanes.activate(previous)
+        restore()
+        futures_logger.removeFilter(hush)
     forget_pool_threads()
+
+
+class _Hush(logging.Filter):
+    """Drops the records a killed pool worker logs on its way out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False

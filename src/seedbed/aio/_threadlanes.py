@@ -17,7 +17,8 @@ node's context. With nothing else to run the pick among threads is forced
 A thread belongs to the node (lane) that started it; when that incarnation
 ends (`end_node`), its threads never run again: their greenlets are kept,
 suspended, in a graveyard, so no `finally` block of a dead process runs
-against the next incarnation.
+against the next incarnation. When the loop closes, every unfinished thread
+is ended at once (`kill`), outside the run, as unfinished tasks are closed.
 
 Nothing here reads a real clock or a real thread id: a thread's ident is its
 number in the run, and every choice is a labelled draw.
@@ -172,13 +173,13 @@ class ThreadLanes:
         return any(lane.runnable(paused) for lane in self.ready)
 
     def close(self) -> list[ThreadLane]:
-        """The loop closes: no lane runs again; returns those that had not finished."""
+        """The loop closes: no lane runs again; returns those that had not finished
+        (a crashed node's included), in start order, for `kill`."""
         unfinished = [lane for lane in self.lanes if lane.state is not DONE]
         for lane in unfinished:
-            if lane.state is not DEAD and lane.glet is not None:
-                self.graveyard.append(lane.glet)
             lane.state = DEAD
         self.ready.clear()
+        self.graveyard.clear()  # their greenlets are the unfinished lanes' own
         return unfinished
 
     # -- parking and waking ----------------------------------------------------
@@ -300,10 +301,48 @@ class ThreadLanes:
         lock = lane.waits_for
         holder = getattr(lock, "holder", None)
         if holder is lane:
-            what = f"{what} (woken by a notify, a set or a put)"
+            what = "waiting to be notified (a Condition, Event, Queue or Future wait)"
         elif holder is not None:
             what = f"{what}, held by {describe_holder(holder)}"
         return f"waits at {where}: {what}"
+
+
+#: Greenlets that would not die (code that catches `GreenletExit` and waits
+#: again): kept for the life of the process, so the garbage collector never
+#: resumes one inside a later run.
+_UNDYING: list[greenlet.greenlet] = []
+_KILL_TRIES = 3
+
+
+def keep_undying(lanes: list[ThreadLane]) -> None:
+    """Keep these lanes' greenlets for good, unkilled (see `_UNDYING`)."""
+    _UNDYING.extend(lane.glet for lane in lanes if lane.glet is not None)
+
+
+def kill(lanes: ThreadLanes, lane: ThreadLane) -> None:
+    """End a dead lane's greenlet now: its `finally` blocks run here, outside the
+    run (when the loop closes), with the lane stand-ins still in place, so a
+    thread that catches the exit and waits again parks (and is thrown the exit
+    again) instead of blocking the OS thread on a real lock."""
+    global _current
+    glet = lane.glet
+    lane.glet = None
+    if glet is None or glet.dead or not glet:  # finished, or never started: nothing runs
+        return
+    lanes.hub = glet.parent = greenlet.getcurrent()
+    for _ in range(_KILL_TRIES):
+        lane.state = RUNNING
+        _current = lane
+        try:
+            glet.throw(greenlet.GreenletExit)
+        except BaseException:  # a dying thread's complaint changes nothing
+            pass
+        finally:
+            _current = None
+            lane.state = DEAD
+        if glet.dead:
+            return
+    _UNDYING.append(glet)
 
 
 def describe_holder(holder: Any) -> str:
