@@ -191,10 +191,12 @@ def _bootstrap(thread: threading.Thread) -> None:
 
 def _stopped(thread: threading.Thread) -> None:
     """Mark a lane's thread finished for the real `join`/`is_alive` too."""
-    if sys.version_info >= (3, 13):
+    if sys.version_info >= (3, 13):  # a handle never started cannot be set done: a new one
         handle = getattr(thread, "_handle", None)
         if handle is not None and not handle.is_done():
-            handle._set_done()
+            done = _thread._make_thread_handle(thread.ident)  # type: ignore[attr-defined]
+            done._set_done()
+            thread._handle = done  # type: ignore[attr-defined]
     else:
         thread._is_stopped = True  # type: ignore[attr-defined]
         thread._tstate_lock = None  # type: ignore[attr-defined]
