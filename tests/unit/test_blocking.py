@@ -226,7 +226,8 @@ def test_executor_work_queued_before_the_loop_runs_cannot_wait_for_it() -> None:
 _REAL_EVENT_WAIT = threading.Event.wait
 
 
-def test_multiprocessing_waits_are_answered_or_refused() -> None:
+@pytest.mark.parametrize("threads", ["inline", "lanes"])
+def test_multiprocessing_waits_are_answered_or_refused(threads: str) -> None:
     import multiprocessing
 
     def body() -> list[Any]:
@@ -237,4 +238,11 @@ def test_multiprocessing_waits_are_answered_or_refused() -> None:
         return [answered]
 
     with pytest.raises(SimulationEscape, match=r"multiprocessing\.Event\.wait\(\)"):
-        _run_inside(body)
+        _run_inside(body, threads)
+    if threads == "lanes":  # from a simulated thread too: never a real wait
+
+        async def in_a_thread() -> Any:
+            return await asyncio.to_thread(body)
+
+        with pytest.raises(SimulationEscape, match=r"multiprocessing\.Event\.wait\(\)"):
+            _run_bounded(in_a_thread, threads)

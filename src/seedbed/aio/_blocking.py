@@ -235,15 +235,25 @@ def _futures_as_completed(
     raise loop.escape("concurrent.futures.as_completed() on pending futures", _FUTURES)
 
 
+def _process_loop() -> Any:
+    """The run's loop for `multiprocessing` waits: another process never runs in
+    a simulation, so they are refused on the run's thread in either mode (a
+    simulated thread included), never left to block the OS thread."""
+    lanes = _threadlanes.active()
+    if lanes is not None and _threadlanes.on_run_thread():
+        return lanes.loop
+    return _loop()
+
+
 def _mp_event_wait(self: Any, timeout: float | None = None) -> bool:
-    loop = _loop()
+    loop = _process_loop()
     if loop is None or self.is_set():
         return bool(_real(mp_sync.Event, "wait")(self, timeout))
     raise loop.escape("multiprocessing.Event.wait()", _PROCESSES)
 
 
 def _mp_condition_wait(self: Any, timeout: float | None = None) -> bool:
-    loop = _loop()
+    loop = _process_loop()
     if loop is None:
         return bool(_real(mp_sync.Condition, "wait")(self, timeout))
     raise loop.escape("multiprocessing.Condition.wait()", _PROCESSES)
@@ -251,7 +261,7 @@ def _mp_condition_wait(self: Any, timeout: float | None = None) -> bool:
 
 def _mp_queue_get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
     real = _real(mp_queues.Queue, "get")
-    loop = _loop()
+    loop = _process_loop()
     if loop is None or not block:
         return real(self, block, timeout)
     try:

@@ -26,6 +26,7 @@ number in the run, and every choice is a labelled draw.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextvars
 import os
@@ -46,6 +47,7 @@ _NS = 1_000_000_000
 #: Thread idents in a run: a fixed base plus the thread's number, so they read
 #: like real idents (large, never 0) and never depend on memory addresses.
 IDENT_BASE = 0x5EED_0000_0000
+_real_get_ident = _thread.get_ident  # captured before any run rebinds it
 _set_running_loop = asyncio.events._set_running_loop
 _get_running_loop = asyncio.events._get_running_loop
 
@@ -97,6 +99,11 @@ def current() -> ThreadLane | None:
 def active() -> ThreadLanes | None:
     """The thread lanes of the run active on this OS thread, if any (lanes mode)."""
     return _active
+
+
+def on_run_thread() -> bool:
+    """Whether the caller is on the OS thread of the active run (lanes mode)."""
+    return _active is not None and _real_get_ident() == _active.st.thread
 
 
 def activate(lanes: ThreadLanes | None) -> ThreadLanes | None:
