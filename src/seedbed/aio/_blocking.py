@@ -47,7 +47,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from seedbed.aio import _threadlanes
+from seedbed.aio import _foreign, _threadlanes
 
 try:  # absent where the platform has no sem_open
     import multiprocessing.queues as mp_queues
@@ -120,8 +120,18 @@ def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
 def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
     loop = _loop()
     if loop is None or _now(timeout):
-        return bool(_real(threading.Condition, "wait")(self, timeout))
+        done = _foreign.waits(self)  # another thread waiting for a running loop (`_foreign`)
+        try:
+            return bool(_real(threading.Condition, "wait")(self, timeout))
+        finally:
+            if done is not None:
+                done()
     raise loop.escape("threading.Condition.wait()", _THREADS)
+
+
+def _condition_notify(self: threading.Condition, n: int = 1) -> None:
+    _foreign.notified(self)
+    _real(threading.Condition, "notify")(self, n)
 
 
 def _condition_wait_for(
@@ -279,6 +289,7 @@ _STAND_INS: list[tuple[Any, str, Callable[..., Any]]] = [
     (threading.Event, "wait", _event_wait),
     (threading.Condition, "wait", _condition_wait),
     (threading.Condition, "wait_for", _condition_wait_for),
+    (threading.Condition, "notify", _condition_notify),
     (threading.Semaphore, "acquire", _semaphore_acquire),
     (threading.Semaphore, "__enter__", _semaphore_acquire),
     (threading.Barrier, "wait", _barrier_wait),

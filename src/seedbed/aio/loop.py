@@ -51,6 +51,7 @@ from seedbed.aio import (
     _breakpoint,
     _collect,
     _escapes,
+    _foreign,
     _interpose,
     _lanethreads,
     _sockets,
@@ -136,6 +137,7 @@ class SeedbedLoop(TaskWatch):
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
+        self._watch: _foreign.ForeignWatch | None = None  # its callers from other threads
         self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
         self._threads = _threadlanes.ThreadLanes(self, self._st)  # simulated threads
@@ -220,6 +222,9 @@ class SeedbedLoop(TaskWatch):
         )
         st.running = True
         st.thread = threading.get_ident()
+        if self._standalone:  # other threads may call in, in lockstep (see `_foreign`)
+            self._watch = self._watch or _foreign.ForeignWatch(self)
+            _foreign.start(self._watch)
         origin_depth = sys.get_coroutine_origin_tracking_depth()
         if self._debug:  # as stock's debug mode: warnings say where a coroutine was made
             sys.set_coroutine_origin_tracking_depth(_DEBUG_STACK_DEPTH)
@@ -243,6 +248,8 @@ class SeedbedLoop(TaskWatch):
                 _sockets.restore()
                 _blocking.restore()
                 _interpose.deactivate()
+                if self._watch is not None:
+                    _foreign.stop(self._watch)
                 st.running = False
                 st.thread = None
                 st.stopping = False
@@ -331,6 +338,7 @@ class SeedbedLoop(TaskWatch):
         after_step = st.after_node_step  # every iteration that runs a node's code calls it
         explore, pct = st.config.explore_tasks, st.pct
         threads, thread_ready, thread_turn = self._threads, st.thread_ready, _threadlanes.run_turn
+        watch = self._watch  # callers from other threads (a standalone loop's), or None
         # Budgets are set before a run, never during one (`WorldDriver.limit_time`).
         time_limit, wake_limit = st.time_limit, st.wake_limit
         queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
@@ -474,6 +482,8 @@ class SeedbedLoop(TaskWatch):
                 if st.failure is not None:
                     raise self._failure_to_raise()
                 break
+            elif watch is not None and watch.settle(idle=not timers):
+                continue  # other threads' calls, taken while the loop had nothing ready
             elif timers and timers[0][0] <= wake_limit and not timers[0][2]._cancelled:
                 now = timers[0][0]  # the common case of _sleep_until_next_timer
                 if now <= clock.now:
@@ -764,7 +774,11 @@ class SeedbedLoop(TaskWatch):
         """
         thread = self._st.thread
         if thread is not None and thread != _escapes._get_ident():
-            raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
+            if self._watch is None:
+                raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
+            handle = SimHandle(callback, args, self, context or _copy_context())
+            self._watch.post(handle)  # taken when the loop has nothing ready (`_foreign`)
+            return handle
         handle = self.call_soon(callback, *args, context=context)
         lane = _threadlanes.current()
         if lane is not None:  # a simulated thread called in: the loop may go first
