@@ -336,6 +336,7 @@ def close_lanes(lanes: _threadlanes.ThreadLanes) -> None:
                 _stopped(lane.thread)
     finally:
         lanes.ready.clear()
+        lanes.hub = None
         _threadlanes.activate(previous)
         restore()
         futures_logger.removeFilter(hush)

@@ -187,6 +187,7 @@ class ThreadLanes:
             lane.state = DEAD
         self.ready.clear()
         self.graveyard.clear()  # their greenlets are the unfinished lanes' own
+        self.hub = None  # an OS thread's main greenlet: never kept past the loop's life
         return unfinished
 
     # -- parking and waking ----------------------------------------------------
@@ -290,6 +291,8 @@ class ThreadLanes:
         finally:
             _current = None
             _set_running_loop(loop)
+        if glet.dead:  # let it go: it holds its parent, the main greenlet of this OS thread
+            lane.glet = None
         require(lane.state is not RUNNING, "a lane leaves the CPU parked, ready or done")
 
     # -- reports -----------------------------------------------------------------
