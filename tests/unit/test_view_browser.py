@@ -146,7 +146,7 @@ COLOURS = """async (uri) => {  // how many distinct colours a PNG shows, drawn o
 
 
 def _a_history_failure(folder: Path) -> Path:
-    """A trace of the first of the first ten seeds of the store's planted
+    """A trace of the first of seeds 2-11 of the store's planted
     `follower_reads` bug whose history the linearizability check refuses.
 
     The store's ok-answer oracle catches that bug first, mid-run; it is off
@@ -156,12 +156,16 @@ def _a_history_failure(folder: Path) -> Path:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Oracle, "client_ok", lambda self, command, result: None)
-        for seed in range(10):
+        # From seed 2: the histories of seeds 0, 1 and 4 (since the store writes
+        # its meta file on a first start) send the witness search past 3 GB of
+        # memory; inside a run the check's timeout reads the virtual clock,
+        # which does not move during the search (a gap left open, see issue 45's note).
+        for seed in range(2, 12):
             trace = folder / f"reads-{seed}.trace"
             _, error = scenarios.bug_follower_reads.execute(seed, trace=trace)
             if error is not None and '"note":["check","linearizability"' in trace.read_text():
                 return trace
-    pytest.fail("no seed in 0..9 of bug_follower_reads failed the linearizability check")
+    pytest.fail("no seed in 2..11 of bug_follower_reads failed the linearizability check")
 
 
 @pytest.mark.skipif(
