@@ -13,6 +13,7 @@ pytest-asyncio seedbed's event loop policy: `seedbed_conftest.py`.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -68,6 +69,14 @@ def _checked(done: subprocess.CompletedProcess[str], what: str) -> None:
 
 
 def sdist(lib: Library) -> Path:
+    """`_sdist` under the cache's lock (pytest-xdist workers share the cache)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _sdist(lib)
+
+
+def _sdist(lib: Library) -> Path:
     """The unpacked sdist of `lib`, downloaded once into the cache."""
     root = CACHE / "src" / f"{lib.name}-{lib.version}"
     if (root / lib.tests).is_dir():
@@ -97,7 +106,17 @@ def sdist(lib: Library) -> Path:
 
 
 def environment(libraries: list[Library]) -> Path:
-    """The interpreter of a venv holding the libraries and the test tools."""
+    """The interpreter of a venv holding the libraries and the test tools.
+
+    Built under a lock: pytest-xdist workers share the cache, and two building
+    it at once remove each other's half-made venv."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _environment(libraries)
+
+
+def _environment(libraries: list[Library]) -> Path:
     tag = "-".join(map(str, sys.version_info[:3]))
     venv = CACHE / f"venv-{tag}"
     python = venv / "bin" / "python"
