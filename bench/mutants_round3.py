@@ -14,21 +14,10 @@ against the kind rather than against one patch. `bench/mutation.py --heldout
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+# The held-out set's module puts the store and the mutant helper on the path.
+from mutants_heldout import CLIENT, MACHINE, RAFT, STORAGE, Mutant
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "quality"))
-sys.path.insert(0, str(ROOT))
-
-from kvstore_mutants import Mutant  # noqa: E402  (a test helper, on the path just above)
-
-RAFT, STORAGE, MACHINE = (
-    "examples.kvstore.raft",
-    "examples.kvstore.storage",
-    "examples.kvstore.machine",
-)
-CLIENT, WORKLOAD = "examples.kvstore.client", "examples.kvstore.workload"
+WORKLOAD = "examples.kvstore.workload"
 
 ROUND_THREE = (
     # A leader commits an entry of an earlier term by counting replicas (Figure 8).
