@@ -62,27 +62,31 @@ def test_to_thread_runs_the_function_in_the_callers_context(run: Any) -> None:
     assert run(main) == "alice"
 
 
-def test_executor_work_runs_on_the_loop_thread_without_starting_a_thread(
-    seedbed_run: Any,
-) -> None:
-    async def main() -> tuple[int, list[int], int, int]:
+def test_executor_work_runs_on_a_worker_thread_of_its_own(run: Any) -> None:
+    async def main() -> tuple[bool, list[str]]:
         loop_thread = threading.get_ident()
-        threads_before = threading.active_count()
         idents: list[int] = []
+        names: list[str] = []
 
-        def record() -> int:
+        def record() -> None:
             idents.append(threading.get_ident())
-            return threading.active_count()
+            names.append(threading.current_thread().name)
 
         loop = asyncio.get_running_loop()
-        counts = [
-            await loop.run_in_executor(None, record),
-            await asyncio.to_thread(record),
-        ]
-        assert counts == [threads_before, threads_before]
-        return loop_thread, idents, threads_before, threading.active_count()
+        await loop.run_in_executor(None, record)
+        await asyncio.to_thread(record)
+        return all(ident != loop_thread for ident in idents), names
 
-    loop_thread, idents, before, after = seedbed_run(main)
-    assert loop_thread == threading.get_ident()
-    assert idents == [loop_thread, loop_thread]
-    assert after == before
+    apart, names = run(main)
+    assert apart
+    assert all(name.startswith("asyncio_") for name in names)
+
+
+def test_executor_work_starts_no_os_thread_under_seedbed(seedbed_run: Any) -> None:
+    async def main() -> tuple[int, int, int]:
+        before = threading.active_count()
+        during = await asyncio.to_thread(threading.active_count)
+        return before, during, threading.active_count()
+
+    before, during, after = seedbed_run(main)
+    assert before == during == after

@@ -1,15 +1,19 @@
 """Blocking waits inside a run never hang and never wait real time.
 
-Each wait either returns at once what the real primitive would (the answer is
-already there) or fails the run with a SimulationEscape naming the call and
-what to use instead. Every test here hung or waited on main; each runs on
-a thread given 10 seconds, so a hang fails the test instead of the suite.
+With `threads="inline"`, each wait either returns at once what the real
+primitive would (the answer is already there) or fails the run with a
+SimulationEscape naming the call and what to use instead. With thread lanes
+(the default) a wait on the loop's thread blocks the loop while threads run:
+one nothing can answer ends in a Deadlock, or in its timeout on virtual time.
+Every test here hung or waited on main; each runs on a thread given 10
+seconds, so a hang fails the test instead of the suite.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -18,29 +22,29 @@ from typing import Any
 import pytest
 
 import seedbed
-from seedbed import SimulationEscape
+from seedbed import Deadlock, SimulationEscape
 
 # Every blocking call below would wait this long for real; the run gets 10 s
 # (`_run_bounded`), so finishing at all proves it did not wait, whatever the load.
 WAIT = 60
 
 
-def _run_inside(blocking: Callable[[], Any]) -> Any:
+def _run_inside(blocking: Callable[[], Any], threads: str = "inline") -> Any:
     """Run `blocking()` as a task's body (see `_run_bounded`)."""
 
     async def main() -> Any:
         return blocking()
 
-    return _run_bounded(main)
+    return _run_bounded(main, threads)
 
 
-def _run_bounded(main: Callable[[], Any]) -> Any:
+def _run_bounded(main: Callable[[], Any], threads: str = "inline") -> Any:
     """Run `main` under seed 1; give up (not hang) after 10 real seconds."""
     outcome: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            outcome["value"] = seedbed.run(main, seed=1)
+            outcome["value"] = seedbed.run(main, seed=1, threads=threads)
         except BaseException as exc:
             outcome["error"] = exc
 
@@ -121,19 +125,40 @@ def test_a_wait_that_cannot_be_satisfied_fails_at_once_naming_the_call(
     assert "seed=1" in message
 
 
+async def _wait_for_the_loop_from_executor_work() -> Any:
+    loop = asyncio.get_running_loop()
+
+    def blocking_work() -> Any:
+        future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "done"), loop)
+        return future.result(timeout=WAIT)
+
+    return await loop.run_in_executor(None, blocking_work)
+
+
+def test_executor_work_waiting_for_the_loop_gets_its_answer() -> None:
+    assert _run_bounded(_wait_for_the_loop_from_executor_work, "lanes") == "done"
+
+
+# What a wait nothing answers ends in with thread lanes: a Deadlock, or its timeout.
+_ENDINGS = (
+    Deadlock, queue.Empty, queue.Full, TimeoutError, concurrent.futures.TimeoutError,
+    threading.BrokenBarrierError,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("blocking", "call"), [(b, c) for _, b, c in ESCAPES],
+                         ids=[name for name, _, _ in ESCAPES])  # fmt: skip
+def test_with_thread_lanes_a_wait_nothing_answers_ends_and_never_hangs(
+    blocking: Callable[[], Any], call: str
+) -> None:
+    with contextlib.suppress(*_ENDINGS):  # else a timed wait timed out on virtual time
+        _run_inside(blocking, "lanes")
+
+
 @pytest.mark.filterwarnings("ignore:coroutine 'sleep' was never awaited")
-def test_executor_work_waiting_for_the_loop_fails_instead_of_hanging() -> None:
-    async def main() -> Any:
-        loop = asyncio.get_running_loop()
-
-        def blocking_work() -> Any:
-            future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "done"), loop)
-            return future.result(timeout=WAIT)
-
-        return await loop.run_in_executor(None, blocking_work)
-
+def test_inline_executor_work_waiting_for_the_loop_fails_instead_of_hanging() -> None:
     with pytest.raises(SimulationEscape, match=r"Future\.result"):
-        _run_bounded(main)
+        _run_bounded(_wait_for_the_loop_from_executor_work)
 
 
 def test_waits_that_can_be_answered_now_return_what_the_real_primitive_would() -> None:
@@ -201,7 +226,8 @@ def test_executor_work_queued_before_the_loop_runs_cannot_wait_for_it() -> None:
 _REAL_EVENT_WAIT = threading.Event.wait
 
 
-def test_multiprocessing_waits_are_answered_or_refused() -> None:
+@pytest.mark.parametrize("threads", ["inline", "lanes"])
+def test_multiprocessing_waits_are_answered_or_refused(threads: str) -> None:
     import multiprocessing
 
     def body() -> list[Any]:
@@ -212,4 +238,11 @@ def test_multiprocessing_waits_are_answered_or_refused() -> None:
         return [answered]
 
     with pytest.raises(SimulationEscape, match=r"multiprocessing\.Event\.wait\(\)"):
-        _run_inside(body)
+        _run_inside(body, threads)
+    if threads == "lanes":  # from a simulated thread too: never a real wait
+
+        async def in_a_thread() -> Any:
+            return await asyncio.to_thread(body)
+
+        with pytest.raises(SimulationEscape, match=r"multiprocessing\.Event\.wait\(\)"):
+            _run_bounded(in_a_thread, threads)

@@ -188,7 +188,20 @@ def test_the_task_sets_asyncio_wait_returns_iterate_in_creation_order() -> None:
         assert run(main, seed=seed).value == [f"t{i}" for i in range(30)]
 
 
-def test_executor_jobs_and_to_thread_run_inline_on_the_loop_thread() -> None:
+def test_executor_jobs_and_to_thread_run_inline_on_the_loop_thread_when_asked() -> None:
+    async def main() -> tuple[int, int, int]:
+        before = threading.active_count()
+        ident = await asyncio.to_thread(threading.get_ident)
+        value = await asyncio.get_running_loop().run_in_executor(None, sum, [1, 2, 3])
+        return ident, value, threading.active_count() - before
+
+    ident, value, new_threads = run(main, threads="inline").value
+    assert ident == threading.get_ident()
+    assert value == 6
+    assert new_threads == 0
+
+
+def test_executor_jobs_run_on_simulated_threads_by_default() -> None:
     async def main() -> tuple[int, int, int]:
         before = threading.active_count()
         ident = await asyncio.to_thread(threading.get_ident)
@@ -196,12 +209,9 @@ def test_executor_jobs_and_to_thread_run_inline_on_the_loop_thread() -> None:
         return ident, value, threading.active_count() - before
 
     ident, value, new_threads = run(main).value
-    assert ident == threading.get_ident()
+    assert ident != threading.get_ident()
     assert value == 6
-    assert new_threads == 0
-
-
-# -- budgets and diagnostics -----------------------------------------------------
+    assert new_threads == 0  # no OS thread
 
 
 def test_a_step_budget_spent_while_spinning_is_reported_as_a_livelock() -> None:

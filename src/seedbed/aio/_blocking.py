@@ -9,6 +9,13 @@ advance while the loop is blocked) or waited real time (`Event.wait(timeout)`,
 `run_in_executor` that waits for the loop
 (`run_coroutine_threadsafe(...).result()`) hung too.
 
+With thread lanes (the default, see `_threadlanes`) these stand-ins let every
+wait through to the real methods, which are built on lane locks
+(`_lanesync`): a simulated thread parks, and the loop's own code blocks the
+loop while threads run, as a real loop's thread blocks (`_loopwait`); a wait
+nothing can ever answer ends the run in a `Deadlock`. What follows is the
+inline mode (`threads="inline"`), and work run inline before a run.
+
 Inside a run (the running loop of this thread is a `SeedbedLoop`), and in
 executor work that a `SeedbedLoop` runs inline before it runs (`inline`:
 `loop.run_in_executor(None, f)` outside the loop, as CPython's own tests
@@ -40,6 +47,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from seedbed.aio import _foreign, _threadlanes
+
 try:  # absent where the platform has no sem_open
     import multiprocessing.queues as mp_queues
     import multiprocessing.synchronize as mp_sync
@@ -47,9 +56,10 @@ except ImportError:  # pragma: no cover
     mp_queues = mp_sync = None  # type: ignore[assignment]
 
 _THREADS = (
-    "it waits for another thread, and none runs inside a simulation; use the asyncio "
-    "equivalent (asyncio.Event, asyncio.Condition, asyncio.Queue, asyncio.Semaphore, "
-    "asyncio.Barrier) from tasks"
+    "on the event loop's thread it waits for another thread, blocking every task "
+    "(and with threads='inline' no other thread runs); wait inside a thread "
+    "(await asyncio.to_thread(...)) or use the asyncio equivalent (asyncio.Event, "
+    "asyncio.Condition, asyncio.Queue, asyncio.Semaphore, asyncio.Barrier) from tasks"
 )
 _FUTURES = (
     "it waits for work that cannot finish while the simulation is blocked (executor work "
@@ -69,6 +79,8 @@ def _loop() -> Any:
     from seedbed.aio.loop import SeedbedLoop  # the loop imports this module
 
     loop = asyncio.events._get_running_loop()
+    if _threadlanes.active() is not None:
+        return None  # thread lanes: every wait parks a thread or blocks the loop (`_loopwait`)
     if isinstance(loop, SeedbedLoop):
         return loop
     if _inline and loop is None and _inline[-1][1] == threading.get_ident():
@@ -93,18 +105,33 @@ def _real(owner: Any, name: str) -> Any:
     return _ORIGINALS[(owner, name)]
 
 
+def _now(timeout: float | None) -> bool:
+    """A zero (or negative) timeout asks without waiting: the real call answers."""
+    return timeout is not None and timeout <= 0
+
+
 def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
     loop = _loop()
-    if loop is None or self.is_set():
+    if loop is None or self.is_set() or _now(timeout):
         return bool(_real(threading.Event, "wait")(self, timeout))
     raise loop.escape("threading.Event.wait()", _THREADS)
 
 
 def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
     loop = _loop()
-    if loop is None:
-        return bool(_real(threading.Condition, "wait")(self, timeout))
+    if loop is None or _now(timeout):
+        done = _foreign.waits(self)  # another thread waiting for a running loop (`_foreign`)
+        try:
+            return bool(_real(threading.Condition, "wait")(self, timeout))
+        finally:
+            if done is not None:
+                done()
     raise loop.escape("threading.Condition.wait()", _THREADS)
+
+
+def _condition_notify(self: threading.Condition, n: int = 1) -> None:
+    _foreign.notified(self)
+    _real(threading.Condition, "notify")(self, n)
 
 
 def _condition_wait_for(
@@ -124,7 +151,7 @@ def _semaphore_acquire(
 ) -> bool:
     real = _real(threading.Semaphore, "acquire")
     loop = _loop()
-    if loop is None or not blocking:
+    if loop is None or not blocking or _now(timeout):
         return bool(real(self, blocking, timeout))
     if real(self, False):
         return True
@@ -141,7 +168,7 @@ def _barrier_wait(self: threading.Barrier, timeout: float | None = None) -> int:
 def _queue_get(self: queue.Queue[Any], block: bool = True, timeout: float | None = None) -> Any:
     real = _real(queue.Queue, "get")
     loop = _loop()
-    if loop is None or not block:
+    if loop is None or not block or _now(timeout):
         return real(self, block, timeout)
     try:
         return real(self, False)
@@ -154,7 +181,7 @@ def _queue_put(
 ) -> None:
     real = _real(queue.Queue, "put")
     loop = _loop()
-    if loop is None or not block:
+    if loop is None or not block or _now(timeout):
         real(self, item, block, timeout)
         return
     try:
@@ -218,15 +245,25 @@ def _futures_as_completed(
     raise loop.escape("concurrent.futures.as_completed() on pending futures", _FUTURES)
 
 
+def _process_loop() -> Any:
+    """The run's loop for `multiprocessing` waits: another process never runs in
+    a simulation, so they are refused on the run's thread in either mode (a
+    simulated thread included), never left to block the OS thread."""
+    lanes = _threadlanes.active()
+    if lanes is not None and _threadlanes.on_run_thread():
+        return lanes.loop
+    return _loop()
+
+
 def _mp_event_wait(self: Any, timeout: float | None = None) -> bool:
-    loop = _loop()
+    loop = _process_loop()
     if loop is None or self.is_set():
         return bool(_real(mp_sync.Event, "wait")(self, timeout))
     raise loop.escape("multiprocessing.Event.wait()", _PROCESSES)
 
 
 def _mp_condition_wait(self: Any, timeout: float | None = None) -> bool:
-    loop = _loop()
+    loop = _process_loop()
     if loop is None:
         return bool(_real(mp_sync.Condition, "wait")(self, timeout))
     raise loop.escape("multiprocessing.Condition.wait()", _PROCESSES)
@@ -234,7 +271,7 @@ def _mp_condition_wait(self: Any, timeout: float | None = None) -> bool:
 
 def _mp_queue_get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
     real = _real(mp_queues.Queue, "get")
-    loop = _loop()
+    loop = _process_loop()
     if loop is None or not block:
         return real(self, block, timeout)
     try:
@@ -252,6 +289,7 @@ _STAND_INS: list[tuple[Any, str, Callable[..., Any]]] = [
     (threading.Event, "wait", _event_wait),
     (threading.Condition, "wait", _condition_wait),
     (threading.Condition, "wait_for", _condition_wait_for),
+    (threading.Condition, "notify", _condition_notify),
     (threading.Semaphore, "acquire", _semaphore_acquire),
     (threading.Semaphore, "__enter__", _semaphore_acquire),
     (threading.Barrier, "wait", _barrier_wait),

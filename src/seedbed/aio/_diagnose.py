@@ -119,14 +119,18 @@ def describe_waiting(tasks: Iterable[asyncio.Task[Any]]) -> str:
     return "\n".join(lines) if lines else "    (no pending tasks)"
 
 
-def deadlock_error(st: LoopState) -> Deadlock:
-    """Nothing can run and the awaited task is not done: who waits where."""
+def deadlock_error(st: LoopState, threads: list[str] | None = None) -> Deadlock:
+    """Nothing can run and the awaited task is not done: who waits where, tasks
+    first, then each blocked simulated thread with what it waits for (`threads`)."""
     pending = [task for task in st.tasks.values() if not task.done()]
-    return Deadlock(
+    message = (
         "deadlock: the awaited task can never finish; nothing is ready, no timer "
         f"is pending and no checkpoint is parked. {len(pending)} task(s) wait:\n"
         + describe_waiting(pending)
     )
+    if threads:
+        message += f"\n  {len(threads)} thread(s) are blocked:\n" + "\n".join(threads)
+    return Deadlock(message)
 
 
 def budget_error(st: LoopState, budget: str) -> BudgetExceeded:

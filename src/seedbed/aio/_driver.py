@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from seedbed._core import Stream, Trace, to_ns
 from seedbed._core.contract import require
 from seedbed._core.trace import Field
+from seedbed.aio import _threadlanes
 from seedbed.aio._digest import seal_run
 from seedbed.aio._handles import SimTask
 from seedbed.aio._state import LoopConfig, LoopState
@@ -114,6 +115,8 @@ class WorldDriver:
         router = self._st.router
         if router is not None:
             router.end(lane)
+        self._loop._threads.end_node(lane)  # its threads die with it, and its executor
+        self._loop._executors.pop(lane, None)
         tasks = self._loop.tasks_in_lane(lane)
         for task in tasks:
             self._loop.bury(task)
@@ -160,8 +163,13 @@ class WorldDriver:
         blocking call: a disk operation of the Python file API). Virtual time
         moves on at once, as on a process stuck in a system call; every node
         waits, as they share the thread (timers that came due fire late, in
-        deadline order)."""
+        deadline order). A simulated thread (`_threadlanes`) blocks alone: it
+        parks for `delay` while the loop and other threads run."""
         require(delay >= 0, "a blocking call takes no negative time", delay=delay)
+        lane = _threadlanes.current()
+        if lane is not None:  # a simulated thread blocks alone: the loop runs on
+            self._loop._threads.park(lane, f"blocking call ({delay!r}s)", None, to_ns(delay))
+            return
         self._st.clock.now += to_ns(delay)
 
     def set_wall_clock(self, wall_clock: Callable[[int], int] | None) -> None:

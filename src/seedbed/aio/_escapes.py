@@ -63,7 +63,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from seedbed.aio import _providers
+from seedbed.aio import _lanesync, _providers, _threadlanes
 from seedbed.aio._host import InterposeHost
 
 _SOCKETS = (
@@ -83,7 +83,10 @@ _THREADS = (
     "threads run outside the simulation's single thread; use asyncio tasks "
     "(asyncio.create_task) instead of threads, executors or asyncio.to_thread"
 )
-_SLEEP = "it blocks the whole simulation in real time; use await asyncio.sleep(...)"
+_SLEEP = (
+    "on the event loop's thread it blocks every task in real time; use await "
+    "asyncio.sleep(...) (a thread's time.sleep runs on virtual time)"
+)
 _SELECT = (
     "waiting on real file descriptors blocks the simulation in real time; use asyncio "
     "streams (asyncio.open_connection/start_server), which the simulated network serves, "
@@ -207,6 +210,24 @@ def _escaping(real: Callable[..., Any], call: str, instead: str) -> Callable[...
     return fake
 
 
+def _sleep(seconds: float) -> None:
+    """`time.sleep`: a simulated thread sleeps on virtual time (see `_lanesync`);
+    the loop's own code would block every task, so there it escapes."""
+    host = _host
+    if host is None or _get_ident() != _owner:
+        _REAL_SLEEP(seconds)
+        return
+    lane, lanes = _threadlanes.current(), _threadlanes.active()
+    if lane is not None and lanes is not None:
+        _lanesync.sleep(lanes, lane, seconds)
+        return
+    raise host.escape("time.sleep()", _SLEEP)
+
+
+_sleep.__name__ = _sleep.__qualname__ = "sleep"
+_sleep.__doc__ = _REAL_SLEEP.__doc__
+
+
 # Real I/O on a socket: the methods of `_socket.socket` are C slots that no
 # module global holds, so `socket.socket` (and `ssl.SSLSocket`, whose methods
 # are its own) get Python methods that escape inside a run and call the real
@@ -258,7 +279,7 @@ def patched_escapes() -> list[tuple[object, object]]:
     `subprocess` and others.
     """
     pairs: list[tuple[object, object]] = [
-        (_REAL_SLEEP, _escaping(_REAL_SLEEP, "time.sleep()", _SLEEP)),
+        (_REAL_SLEEP, _sleep),
         *_selectors_and_timers(),
     ]
     for real in _REAL_THREAD_STARTS:

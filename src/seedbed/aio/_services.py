@@ -1,13 +1,17 @@
 """The loop's services beyond scheduling: executors, async generators, errors, debug.
 
-Executors run inline: `run_in_executor` and `asyncio.to_thread` call the
-function at once on the loop's thread and return a done future, so no thread
-is ever started inside a simulation.
+Executors, with `threads="lanes"` (the default): inside a run,
+`run_in_executor` submits to a `ThreadPoolExecutor`, whose workers are
+simulated threads (`_threadlanes`); the default executor is one per node
+incarnation, as each process has its own, made at its first use. Before a run
+(the loop is not running, no lane can), and always with `threads="inline"`,
+the function runs at once on the loop's thread and the future is done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import logging
 import os
@@ -17,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from seedbed._core.contract import require
-from seedbed.aio import _blocking, _signals
+from seedbed.aio import _blocking, _signals, _threadlanes
 from seedbed.aio._fold import Echoes
 from seedbed.aio._handles import SimHandle
 from seedbed.aio._io import IOMethods
@@ -29,8 +33,27 @@ Ts = TypeVarTuple("Ts")
 _logger = logging.getLogger("seedbed")
 
 
+class _Shutdown:
+    """An executor of one: the thread that shuts a default executor down (asyncio
+    starts one for it too, since the executor's own workers cannot)."""
+
+    def submit(self, func: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            try:
+                future.set_result(func(*args))
+            except BaseException as exc:  # handed to the awaiting task, as a pool does
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="asyncio-shutdown", daemon=True).start()
+        return future
+
+
 class LoopServices(IOMethods):
     """The non-scheduling half of `SeedbedLoop`."""
+
+    _executors: dict[Any, Any]  # node incarnation (None: no world) -> its default executor
 
     _st: LoopState
     _echoes: Echoes
@@ -56,8 +79,30 @@ class LoopServices(IOMethods):
     def run_in_executor(
         self, executor: Any, func: Callable[[Unpack[Ts]], T], *args: *Ts
     ) -> asyncio.Future[T]:
-        """Run `func(*args)` now, on this thread; return an already-done future."""
+        """`func(*args)` on a simulated thread; inline when lanes cannot run (see above)."""
         self._check_open()
+        st = self._st
+        if st.running and st.config.threads == "lanes" and _threadlanes.active() is not None:
+            if executor is None:
+                executor = self._node_executor()
+            return asyncio.wrap_future(executor.submit(func, *args), loop=self)
+        return self._run_inline(func, *args)
+
+    def _node_executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The default executor of the running node (or of the loop, outside a world)."""
+        lane_var = self._st.lane_var
+        node = lane_var.get() if lane_var is not None else None
+        executor = self._executors.get(node)
+        if executor is None:
+            if self._default_executor is not None and node is None:
+                executor = self._default_executor
+            else:  # as asyncio's own: workers named asyncio_0, asyncio_1...
+                executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="asyncio")
+            self._executors[node] = executor
+        return executor
+
+    def _run_inline(self, func: Callable[[Unpack[Ts]], T], *args: *Ts) -> asyncio.Future[T]:
+        """Run `func(*args)` now, on this thread; return an already-done future."""
         future: asyncio.Future[T] = self.create_future()
         steps = self._st.steps
         try:
@@ -78,8 +123,9 @@ class LoopServices(IOMethods):
         return future
 
     def set_default_executor(self, executor: Any) -> None:
-        """Kept (helpers read `_default_executor` back), never used: jobs run inline."""
+        """The executor `run_in_executor(None, ...)` uses outside a world's nodes."""
         self._default_executor = executor
+        self._executors.pop(None, None)
 
     # -- BaseEventLoop's private attributes, for helpers that read them -------
     # Test helpers of other projects poke at these on every `BaseEventLoop`;
@@ -106,10 +152,16 @@ class LoopServices(IOMethods):
     @property
     def _thread_id(self) -> int | None:
         """The running thread's id while the loop runs, else None (as asyncio)."""
-        return threading.get_ident() if self._st.running else None
+        return self._st.thread if self._st.running else None
 
     async def shutdown_default_executor(self, timeout: float | None = None) -> None:
-        """Nothing to shut down: no executor threads exist."""
+        """Shut the default executors down from a simulated thread, as asyncio does
+        from a real one (their idle workers end); nothing to do inline."""
+        executors = [self._executors.pop(key) for key in list(self._executors)]
+        for executor in executors:
+            if _threadlanes.active() is None:
+                break
+            await self.run_in_executor(_Shutdown(), executor.shutdown, True)
 
     # -- async generators ---------------------------------------------------
 

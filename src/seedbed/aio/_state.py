@@ -59,6 +59,11 @@ class LoopConfig:
       drawn for each run when left None, the default: nothing to tune; see
       `_pct`), or "pos": they follow partial-order sampling, each pending
       event ranked by a random priority redrawn once it ran (see `_pos`).
+    - `threads`: "lanes" (the default): a thread's work (`threading.Thread`,
+      `asyncio.to_thread`, `run_in_executor`, `ThreadPoolExecutor`) runs as
+      a simulated thread of its node, switching at blocking points, the seed
+      picking who runs next (see `_threadlanes`); "inline": executor work
+      runs at once on the loop's thread and starting a thread is refused.
     - `clock_resolution` (1 ms by default; 0: exact nanoseconds): the
       program's timers count their delay from the end of the current tick of
       this many seconds, as on a coarse real clock, so timers set within one
@@ -77,9 +82,11 @@ class LoopConfig:
     strategy: str = "random"
     pct_depth: int | None = None
     pct_steps: int | None = None
+    threads: str = "lanes"
 
     def __post_init__(self) -> None:
         check_bool("LoopConfig", "explore_tasks", self.explore_tasks)
+        check_choice("LoopConfig", "threads", self.threads, ("lanes", "inline"))
         self._check_strategy()
         check_seconds("LoopConfig", "clock_resolution", self.clock_resolution, allow_zero=True)
         if 0 < self.clock_resolution < 1e-9:  # no tick finer than the clock's nanosecond
@@ -127,6 +134,7 @@ class LoopConfig:
             "strategy": self.strategy,
             "pct_depth": self.pct_depth,
             "pct_steps": self.pct_steps,
+            "threads": self.threads,
         }
 
 
@@ -176,6 +184,7 @@ class LoopState:
         "stopping",
         "tasks",
         "thread",
+        "thread_ready",
         "time_limit",
         "timers",
         "trace",
@@ -213,6 +222,9 @@ class LoopState:
         self.timers: list[tuple[int, int, SimTimerHandle]] = []
         self.cancelled_timers = 0
         self.parked: list[tuple[str, asyncio.Future[None]]] = []
+        # The simulated threads ready to run (`_threadlanes`): one list for the
+        # loop's life, which the scheduler checks at every iteration.
+        self.thread_ready: list[Any] = []
         # Lanes (node incarnations) that must not run now: a paused node's
         # callbacks wait in its lane until the world resumes it (a lookup).
         self.paused: dict[Any, None] = {}

@@ -26,8 +26,8 @@ import threading
 
 _WHY = (
     "nothing in the run can wake the loop (no callback is ready, no timer is "
-    "pending), and a real thread's timing is outside the simulation; run that "
-    "thread's work as a task (asyncio.to_thread runs a function inline), or "
+    "pending), and a real thread's timing is outside the simulation; start that "
+    "thread inside the run (it runs as a simulated thread) or run its work as a task, or "
     "finish talking to the thread before the run starts"
 )
 

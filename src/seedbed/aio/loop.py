@@ -46,7 +46,18 @@ from seedbed._core.contract import broken, require
 from seedbed._core.hashseed import warn_once_if_unfixed
 from seedbed._core.identity import current_node
 from seedbed._core.trace import MASK, PRIME
-from seedbed.aio import _blocking, _breakpoint, _collect, _interpose, _sockets, _threads
+from seedbed.aio import (
+    _blocking,
+    _breakpoint,
+    _collect,
+    _escapes,
+    _foreign,
+    _interpose,
+    _lanethreads,
+    _sockets,
+    _threadlanes,
+    _threads,
+)
 from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
@@ -127,9 +138,12 @@ class SeedbedLoop(TaskWatch):
         self._network: Any = None
         self._signal_handlers: dict[int, SimHandle] = {}
         self._standalone = False  # made by new_event_loop or the policy (see _idle_forever)
+        self._watch: _foreign.ForeignWatch | None = None  # its callers from other threads
         self._unwind_limit: int | None = None  # the step budget before a failure unwinds
         self._host = RunHost(self)
         self._queue = self._st.ready.append  # `ready` is one deque for the loop's life
+        self._threads = _threadlanes.ThreadLanes(self, self._st)  # simulated threads
+        self._executors: dict[Any, Any] = {}  # default executors, per node (`_services`)
         self.set_debug(self.debug_by_default())
         # Every sleep creates a future; a partial makes the call without a Python frame.
         # 3.11's are numbered (see SimFuture): there no eager task spares aiohttp a
@@ -199,6 +213,10 @@ class SeedbedLoop(TaskWatch):
         _interpose.activate(self._host)  # first: it refuses to nest, before anything changes
         _blocking.install()
         _sockets.install()
+        lanes = self._st.config.threads == "lanes"
+        if lanes:
+            _lanethreads.install(threading.get_ident())
+            _threadlanes.activate(self._threads)
         collector = _collect.Stretch(self._standalone, st.awaited)
         old_hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(
@@ -206,6 +224,9 @@ class SeedbedLoop(TaskWatch):
         )
         st.running = True
         st.thread = threading.get_ident()
+        if self._standalone:  # other threads may call in, in lockstep (see `_foreign`)
+            self._watch = self._watch or _foreign.ForeignWatch(self)
+            _foreign.start(self._watch)
         origin_depth = sys.get_coroutine_origin_tracking_depth()
         if self._debug:  # as stock's debug mode: warnings say where a coroutine was made
             sys.set_coroutine_origin_tracking_depth(_DEBUG_STACK_DEPTH)
@@ -223,9 +244,14 @@ class SeedbedLoop(TaskWatch):
                     st.set_step_limit(self._unwind_limit)
                     self._unwind_limit = None
                 collector.end()
+                if lanes:
+                    _threadlanes.activate(None)
+                    _lanethreads.restore()
                 _sockets.restore()
                 _blocking.restore()
                 _interpose.deactivate()
+                if self._watch is not None:
+                    _foreign.stop(self._watch)
                 st.running = False
                 st.thread = None
                 st.stopping = False
@@ -280,6 +306,7 @@ class SeedbedLoop(TaskWatch):
         self._st.ready.clear()
         self._st.timers.clear()
         self._st.router = None  # and what its lanes held
+        _lanethreads.close_lanes(self._threads)
         if self._standalone:  # what its runs left and other code dropped (see _collect)
             _collect.at_boundary(forget=False)
 
@@ -312,6 +339,8 @@ class SeedbedLoop(TaskWatch):
         parked = st.parked  # one list for the loop's life, like `ready` and `timers`
         after_step = st.after_node_step  # every iteration that runs a node's code calls it
         explore, pct = st.config.explore_tasks, st.pct
+        threads, thread_ready, thread_turn = self._threads, st.thread_ready, _threadlanes.run_turn
+        watch = self._watch  # callers from other threads (a standalone loop's), or None
         # Budgets are set before a run, never during one (`WorldDriver.limit_time`).
         time_limit, wake_limit = st.time_limit, st.wake_limit
         queue: Any = ready  # what this iteration runs: all that is ready, or one lane's
@@ -353,6 +382,13 @@ class SeedbedLoop(TaskWatch):
                         ready.append(due)
             if parked:
                 self._resume_one_parked()
+            if thread_ready and thread_turn(
+                threads, bool(ready) or (router is not None and bool(runnable))
+            ):
+                if st.halt or clock.now > time_limit:
+                    self._end_drive()
+                    break
+                continue  # a thread ran one segment: the next iteration draws again
             if router is not None:
                 if runnable or len(ready) != 1 or paused:
                     if ready or runnable:
@@ -468,6 +504,8 @@ class SeedbedLoop(TaskWatch):
                 if st.failure is not None:
                     raise self._failure_to_raise()
                 break
+            elif watch is not None and watch.settle(idle=not timers):
+                continue  # other threads' calls, taken while the loop had nothing ready
             elif timers and timers[0][0] <= wake_limit and not timers[0][2]._cancelled:
                 now = timers[0][0]  # the common case of _sleep_until_next_timer
                 if now <= clock.now:
@@ -481,7 +519,7 @@ class SeedbedLoop(TaskWatch):
                     trace.count += 1
                 else:
                     trace.time(now, steps)
-            elif not self._sleep_until_next_timer():
+            elif not self._sleep_until_next_timer() and not threads.can_run():
                 raise self._idle_forever()
 
     def _idle_forever(self) -> SimulationFailure:
@@ -495,7 +533,7 @@ class SeedbedLoop(TaskWatch):
             return self._failure_to_raise()
         threads = _threads.other_threads() if self._standalone else []
         if not threads:
-            return self._fail(deadlock_error(self._st))
+            return self._fail(deadlock_error(self._st, self._threads.describe()))
         escape = self._host.escape(*_threads.waiting_on_threads(threads))
         if threading.current_thread() is not threading.main_thread():
             # A loop in a worker thread (a portal) fails there, where the code
@@ -759,9 +797,17 @@ class SeedbedLoop(TaskWatch):
         which then runs at a fixed point: first thing in the next run.
         """
         thread = self._st.thread
-        if thread is not None and thread != threading.get_ident():
-            raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
-        return self.call_soon(callback, *args, context=context)
+        if thread is not None and thread != _escapes._get_ident():
+            if self._watch is None:
+                raise self._host.escape(*_threads.foreign_call(threading.current_thread().name))
+            handle = SimHandle(callback, args, self, context or _copy_context())
+            self._watch.post(handle)  # taken when the loop has nothing ready (`_foreign`)
+            return handle
+        handle = self.call_soon(callback, *args, context=context)
+        lane = _threadlanes.current()
+        if lane is not None:  # a simulated thread called in: the loop may go first
+            self._threads.yield_now(lane, "after loop.call_soon_threadsafe()")
+        return handle
 
     def call_later(
         self,

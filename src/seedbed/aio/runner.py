@@ -228,7 +228,7 @@ def run(
     `trace=PATH` writes the run's events as JSON Lines for `replay`. Other
     options are `LoopConfig` fields (`strict`, `timer_jitter_max`,
     `cpu_cost_min`, `cpu_cost_max`, `explore_tasks`, `clock_resolution`,
-    `strategy`, `pct_depth`, `pct_steps`). Any error leaving the run carries
+    `strategy`, `pct_depth`, `pct_steps`, `threads`). Any error leaving the run carries
     the seed and the command that replays it.
     """
     config = make_config(max_steps, max_time, options)

@@ -1,0 +1,70 @@
+"""Real threads calling into a standalone loop take turns with it (a portal).
+
+A test client runs the app's loop in a worker thread and calls in from the
+test's thread (Starlette's TestClient over anyio's BlockingPortal). The loop
+takes such calls only when it has nothing ready, and before moving virtual
+time on it waits until each caller calls again or waits for it, so what the
+caller sees never depends on real timing (see `seedbed.aio._foreign`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import seedbed
+
+
+def _portal_session(seed: int) -> list[Any]:
+    """A loop in a worker thread with a ticking background task; the main thread
+    calls in three times and reads what the loop has done by then."""
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    def serve() -> None:
+        loop = seedbed.new_event_loop(seed=seed)
+        box["loop"] = loop
+        stop = loop.create_future()
+        box["stop"] = stop
+        ticks: list[float] = []
+        box["ticks"] = ticks
+
+        async def ticker() -> None:
+            while True:
+                await asyncio.sleep(0.1)
+                ticks.append(loop.time())
+
+        async def main() -> None:
+            task = asyncio.ensure_future(ticker())
+            ready.set()
+            await stop
+            task.cancel()
+
+        loop.run_until_complete(main())
+        loop.close()
+
+    worker = threading.Thread(target=serve, name="portal")
+    worker.start()
+    ready.wait(10)
+    loop, ticks = box["loop"], box["ticks"]
+
+    async def look(pause: float) -> tuple[int, float]:
+        await asyncio.sleep(pause)
+        return len(ticks), round(loop.time(), 6)
+
+    seen = [
+        asyncio.run_coroutine_threadsafe(look(pause), loop).result(timeout=10)
+        for pause in (0.25, 0.05, 0.5)
+    ]
+    loop.call_soon_threadsafe(box["stop"].set_result, None)
+    worker.join(10)
+    return seen
+
+
+def test_calls_from_the_test_thread_into_a_portal_loop_see_the_same_run_every_time() -> None:
+    first = _portal_session(3)
+    assert first == _portal_session(3)
+    assert [count for count, _ in first] == sorted(count for count, _ in first)
+    assert first[0][1] >= 0.25
+    assert first[0][0] <= 3  # the loop waited for the call: it did not race ahead
