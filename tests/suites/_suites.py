@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache" / "suites"
 TOOLS = ("pytest==9.2.0", "pytest-asyncio==1.5.0", "pytest-timeout==2.4.0")
-SEEDBED_DEPS = ("click>=8.1", "rich>=13")
+SEEDBED_DEPS = ("click>=8.1", "rich>=13", "greenlet>=3.0")
 INSTALL_TIMEOUT = 300  # seconds for one download or install (a cold cache)
 SUITE_TIMEOUT = 240  # seconds for one suite; each test is also limited by pytest-timeout
 

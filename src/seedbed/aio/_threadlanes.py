@@ -34,10 +34,14 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-import greenlet
+try:  # a declared dependency; a bare interpreter (PYTHONPATH=src) may lack it
+    import greenlet
+except ImportError:  # pragma: no cover
+    greenlet = None
 
 from seedbed._core.contract import broken, require
 from seedbed.aio._handles import SimHandle
+from seedbed.errors import UsageError
 
 if TYPE_CHECKING:
     from seedbed.aio._state import LoopState
@@ -138,6 +142,11 @@ class ThreadLanes:
         context = contextvars.Context()  # a new thread starts with an empty context
         if lane_var is not None:  # ... but inside its node, as the process it runs in
             context.run(lane_var.set, node)
+        if greenlet is None:
+            raise UsageError(
+                "simulated threads need the greenlet package (pip install greenlet), "
+                'or run with threads="inline"'
+            )
         lane = ThreadLane(len(self.lanes) + 1, thread, node, context)
         glet = greenlet.greenlet(self._body(lane, body))
         glet.gr_context = context.copy()  # its own: a context is entered once at a time
