@@ -329,3 +329,19 @@ def test_a_wait_on_the_loops_thread_that_nothing_can_answer_is_a_deadlock() -> N
 
     with pytest.raises(Deadlock, match="the event loop's thread waits for a notify"):
         seedbed.run(main, seed=0)
+
+
+def test_a_runner_closing_after_thread_work_reports_no_thread_error() -> None:
+    """`asyncio.Runner.close` shuts the default executor down from a thread of its
+    own; the loop stops once that thread's result is in, and ending the thread
+    there is no error of the program's."""
+    errors: list[str] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda args: errors.append(f"{args.thread}: {args.exc_value!r}")
+    try:
+        for seed in range(20):  # the seed picks whether the loop stops first
+            with asyncio.Runner(loop_factory=lambda: seedbed.new_event_loop(seed)) as runner:
+                assert runner.run(asyncio.to_thread(sum, [1, 2, 3])) == 6
+    finally:
+        threading.excepthook = hook
+    assert errors == []

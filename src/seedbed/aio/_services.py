@@ -41,10 +41,15 @@ class _Shutdown:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def work() -> None:
+            # As a pool's worker: only `func`'s own error goes to the future. What
+            # `set_result`'s callbacks raise (a lane ended at the loop's close, in
+            # its `call_soon_threadsafe`) is the thread's, not a second outcome.
             try:
-                future.set_result(func(*args))
+                result = func(*args)
             except BaseException as exc:  # handed to the awaiting task, as a pool does
                 future.set_exception(exc)
+            else:
+                future.set_result(result)
 
         threading.Thread(target=work, name="asyncio-shutdown", daemon=True).start()
         return future
