@@ -375,7 +375,7 @@ class Checker(ast.NodeVisitor):
 
 
 _ESCAPE_WORDS = {
-    "SB301": "starts a thread",
+    "SB301": "starts a raw thread",
     "SB302": "starts a child process",
     "SB303": "opens a real socket or network connection",
     "SB304": "blocks in real time",

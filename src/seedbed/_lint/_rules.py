@@ -85,11 +85,11 @@ _TABLE = (
     ),
     Rule(
         "SB301",
-        "a thread",
-        "threads run outside the simulation's single thread, on real time; starting one "
-        "inside a run raises SimulationEscape",
-        "use asyncio tasks (asyncio.create_task); `asyncio.to_thread` and "
-        "`loop.run_in_executor` run inline under seedbed",
+        "a raw thread (`_thread.start_new_thread`)",
+        "it bypasses `threading.Thread`, which seedbed runs as a simulated thread; a raw "
+        "one would run outside the simulation on real time, so a run refuses it with "
+        "SimulationEscape",
+        "start a `threading.Thread` (or use asyncio tasks)",
     ),
     Rule(
         "SB302",

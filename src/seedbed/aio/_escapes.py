@@ -80,8 +80,9 @@ _PROCESSES = (
     "simulated node (sim.host) or replace the call with a fake"
 )
 _THREADS = (
-    "threads run outside the simulation's single thread; use asyncio tasks "
-    "(asyncio.create_task) instead of threads, executors or asyncio.to_thread"
+    "a thread started outside threading.Thread, or any thread with threads=\"inline\", "
+    "would run outside the simulation's single thread; start a threading.Thread "
+    "(a simulated thread with the default threads=\"lanes\") or use asyncio tasks"
 )
 _SLEEP = (
     "on the event loop's thread it blocks every task in real time; use await "
