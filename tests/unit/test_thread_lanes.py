@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import queue
 import subprocess
@@ -340,7 +341,8 @@ def test_a_runner_closing_after_thread_work_reports_no_thread_error() -> None:
     threading.excepthook = lambda args: errors.append(f"{args.thread}: {args.exc_value!r}")
     try:
         for seed in range(20):  # the seed picks whether the loop stops first
-            with asyncio.Runner(loop_factory=lambda: seedbed.new_event_loop(seed)) as runner:
+            factory = functools.partial(seedbed.new_event_loop, seed)
+            with asyncio.Runner(loop_factory=factory) as runner:
                 assert runner.run(asyncio.to_thread(sum, [1, 2, 3])) == 6
     finally:
         threading.excepthook = hook

@@ -80,9 +80,9 @@ _PROCESSES = (
     "simulated node (sim.host) or replace the call with a fake"
 )
 _THREADS = (
-    "a thread started outside threading.Thread, or any thread with threads=\"inline\", "
+    'a thread started outside threading.Thread, or any thread with threads="inline", '
     "would run outside the simulation's single thread; start a threading.Thread "
-    "(a simulated thread with the default threads=\"lanes\") or use asyncio tasks"
+    '(a simulated thread with the default threads="lanes") or use asyncio tasks'
 )
 _SLEEP = (
     "on the event loop's thread it blocks every task in real time; use await "
