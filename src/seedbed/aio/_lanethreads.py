@@ -59,13 +59,25 @@ def _lanes() -> _threadlanes.ThreadLanes | None:
 # -- identity ------------------------------------------------------------------
 
 
-def get_ident() -> int:
+def _lane() -> _threadlanes.ThreadLane | None:
+    """The simulated thread running now if the caller is on the run's OS thread.
+
+    Another OS thread (the test's thread calling into a portal loop) is itself,
+    whichever lane the run's thread is running meanwhile: its RLocks record
+    its own ident, or releasing one after the run switched lanes would raise."""
     lane = _threadlanes.current()
+    if lane is not None and _real_get_ident() != _owner:
+        return None
+    return lane
+
+
+def get_ident() -> int:
+    lane = _lane()
     return lane.ident if lane is not None else _real_get_ident()
 
 
 def current_thread() -> threading.Thread:
-    lane = _threadlanes.current()
+    lane = _lane()
     return lane.thread if lane is not None else _real_current_thread()
 
 
@@ -99,7 +111,7 @@ class local:
         self = object.__new__(cls)
         object.__setattr__(self, "_seedbed_args", (args, kwargs))
         own = object.__getattribute__(self, "__dict__")
-        object.__setattr__(self, "_seedbed_dicts", {_threadlanes.current(): own})
+        object.__setattr__(self, "_seedbed_dicts", {_local_key(): own})
         return self
 
     def __getattribute__(self, name: str) -> Any:
@@ -115,10 +127,17 @@ class local:
         object.__delattr__(self, name)
 
 
+def _local_key() -> Any:
+    """Whose values a `local` shows: the running lane's, the loop's own code's
+    (None), or another OS thread's own (its ident)."""
+    ident = _real_get_ident()
+    return _threadlanes.current() if ident == _owner else ident
+
+
 def _switch(obj: local) -> None:
     """Point `obj.__dict__` at the running lane's; a lane's first touch runs `__init__`."""
     dicts = object.__getattribute__(obj, "_seedbed_dicts")
-    key = _threadlanes.current()
+    key = _local_key()
     own = dicts.get(key)
     if own is not None:
         object.__setattr__(obj, "__dict__", own)
