@@ -121,3 +121,25 @@ def test_another_os_thread_is_itself_while_a_simulated_thread_runs() -> None:
     assert seen["name"] == "the test's thread"
     assert seen["value"] == "outside"
 
+
+def test_a_call_into_a_closed_loop_raises_as_asyncios_does() -> None:
+    """asgiref's `async_to_sync` remembers the loop a thread was last called from
+    and, on the next call, tries `call_soon_threadsafe` on it: a closed loop must
+    say so, or the callback is queued where nothing will ever run it and the
+    caller waits forever."""
+    loop = seedbed.new_event_loop(seed=1)
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            loop.call_soon_threadsafe(print, "never")
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    call()  # the loop's own thread
+    other = threading.Thread(target=call)  # and another one
+    other.start()
+    other.join(10)
+    assert [str(exc) for exc in errors] == ["Event loop is closed"] * 2
