@@ -257,8 +257,49 @@ def _is_alive(self: threading.Thread) -> bool:
     return lane.state is not DONE and lane.state is not DEAD
 
 
+_real_submit = futures_thread.ThreadPoolExecutor.submit
+_real_shutdown = futures_thread.ThreadPoolExecutor.shutdown
+
+
+def _submit(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """A pool made before the run (a module's: asgiref's `sync_to_async` one)
+    has a C queue and real locks its lane workers would block the OS thread
+    on. Its work in the run goes to a pool made in the run with its settings
+    (workers, thread names, initializer), one per run; the pool itself is
+    left as it was, for later runs and for other OS threads."""
+    lanes = _lanes()
+    if (
+        lanes is None
+        or isinstance(self._work_queue, _PySimpleQueue)
+        or self._shutdown
+        or self._broken
+    ):  # a pool of this run, or none: the real thing (a shut pool raises as it should)
+        return _real_submit(self, fn, *args, **kwargs)
+    entry = lanes.pools.get(id(self))
+    if entry is None:
+        stand_in = futures_thread.ThreadPoolExecutor(
+            max_workers=self._max_workers,
+            thread_name_prefix=self._thread_name_prefix,
+            initializer=self._initializer,
+            initargs=self._initargs,
+        )
+        entry = lanes.pools[id(self)] = (self, stand_in)
+    return entry[1].submit(fn, *args, **kwargs)
+
+
+def _shutdown(self: Any, wait: bool = True, *, cancel_futures: bool = False) -> None:
+    """Shutting a pool made before the run shuts its stand-in in the run too."""
+    lanes = _lanes()
+    entry = lanes.pools.get(id(self)) if lanes is not None else None
+    if entry is not None:
+        entry[1].shutdown(wait=wait, cancel_futures=cancel_futures)
+    _real_shutdown(self, wait=wait, cancel_futures=cancel_futures)
+
+
 def _adjust_thread_count(self: Any) -> None:
-    """A pool made before the run has a C queue its lane workers would block on."""
+    """A pool made before the run has a C queue its lane workers would block on
+    (reached only through a subclass's own `submit`: the stock one hands the
+    work to a stand-in, `_submit`)."""
     lanes = _lanes()
     if lanes is not None and not isinstance(self._work_queue, _PySimpleQueue):
         raise lanes.loop.escape(
@@ -288,6 +329,8 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (threading, "local", local),
     (threading, "_newname", _newname),
     (futures_thread.ThreadPoolExecutor, "_adjust_thread_count", _adjust_thread_count),
+    (futures_thread.ThreadPoolExecutor, "submit", _submit),
+    (futures_thread.ThreadPoolExecutor, "shutdown", _shutdown),
 ]
 if _PySimpleQueue is not None:
     _PATCHES.append((queue, "SimpleQueue", _PySimpleQueue))
