@@ -370,3 +370,33 @@ def test_a_pool_made_before_the_run_runs_its_work_as_simulated_threads() -> None
     assert pool.submit(abs, -5).result(timeout=10) == 5  # a real worker, outside the run
     pool.shutdown()
 
+
+def test_a_thread_ended_at_the_loops_close_inside_a_condition_wait_reports_no_error() -> None:
+    """The loop closes while a thread stands at the switch before retaking a
+    condition's lock (Starlette's anyio worker threads): the exit lands there,
+    the `with` around the wait releases a lock the thread no longer holds, and
+    that "cannot release un-acquired lock" is the exit's, not the program's."""
+    errors: list[str] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda args: errors.append(f"{args.thread}: {args.exc_value!r}")
+
+    async def main() -> None:
+        cond = threading.Condition()
+
+        def poll() -> None:
+            with cond:
+                while True:
+                    cond.wait(0)
+
+        threading.Thread(target=poll, daemon=True).start()
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+    try:
+        for seed in range(3):  # seeds 0 and 2 stop the loop with the thread at that switch
+            loop = seedbed.new_event_loop(seed=seed)
+            loop.run_until_complete(main())
+            loop.close()
+    finally:
+        threading.excepthook = hook
+    assert errors == []

@@ -203,6 +203,13 @@ def _bootstrap(thread: threading.Thread) -> None:
     except greenlet.GreenletExit:
         raise
     except BaseException:
+        lane = getattr(thread, "_seedbed_lane", None)
+        if lane is not None and lane.glet is None:
+            # Ended at the loop's close (`_threadlanes.kill`): the exit landed
+            # where no real thread stops, at the switch before an acquire, so
+            # the `with` around it releases a lock it never took again. That
+            # error is the exit's doing, not the program's: not reported.
+            return
         thread._invoke_excepthook(thread)  # type: ignore[attr-defined]
     finally:
         _stopped(thread)
