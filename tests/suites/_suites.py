@@ -55,6 +55,7 @@ class Outcome:
     skipped: list[str]
     loops: int  # seedbed loops the suite created
     log: str
+    on_loop: set[str] = field(default_factory=set)  # tests during which a seedbed loop ran
 
 
 def _run(cmd: list[str], timeout: int, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -105,20 +106,22 @@ def _sdist(lib: Library) -> Path:
     return root
 
 
-def environment(libraries: list[Library]) -> Path:
+def environment(libraries: list[Library], name: str = "venv") -> Path:
     """The interpreter of a venv holding the libraries and the test tools.
 
-    Built under a lock: pytest-xdist workers share the cache, and two building
-    it at once remove each other's half-made venv."""
+    `name` keeps apart venvs whose libraries' test dependencies differ (each
+    rebuilt whenever its list changes). Built under a lock: pytest-xdist
+    workers share the cache, and two building it at once remove each other's
+    half-made venv."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / "venv.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _environment(libraries)
+        return _environment(libraries, name)
 
 
-def _environment(libraries: list[Library]) -> Path:
+def _environment(libraries: list[Library], name: str) -> Path:
     tag = "-".join(map(str, sys.version_info[:3]))
-    venv = CACHE / f"venv-{tag}"
+    venv = CACHE / f"{name}-{tag}"
     python = venv / "bin" / "python"
     wanted = sorted(
         {*TOOLS, *SEEDBED_DEPS}
@@ -138,11 +141,19 @@ def _environment(libraries: list[Library]) -> Path:
     return python
 
 
-def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = False) -> Outcome:
+def run_suite(
+    lib: Library,
+    python: Path,
+    workdir: Path,
+    excluded_only: bool = False,
+    extra_env: dict[str, str] | None = None,
+    timeout: int = SUITE_TIMEOUT,
+) -> Outcome:
     """Run the library's suite on seedbed's loop; every excluded test deselected.
 
     Exclusions are exact test ids (all parameters of a test included). With
-    `excluded_only`, run only the excluded tests instead.
+    `excluded_only`, run only the excluded tests instead. `extra_env` sets the
+    conftest's other switches (`SEEDBED_SUITE_THREADS`, `SEEDBED_SUITE_STOCK`).
     """
     root = sdist(lib)
     shutil.copyfile(Path(__file__).with_name("seedbed_conftest.py"), root / "conftest.py")
@@ -150,6 +161,7 @@ def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = F
         (root / "pytest.ini").write_text(f"[pytest]\n{lib.ini}")
     tag = f"{lib.name}-excluded" if excluded_only else lib.name
     junit, loops = workdir / f"{tag}.xml", workdir / f"{tag}.loops"
+    ran = workdir / f"{tag}.ran"
     cmd = [str(python), "-m", "pytest", lib.tests, "-p", "no:cacheprovider", "-q"]
     cmd += ["-o", "addopts=", "-o", "asyncio_default_fixture_loop_scope=function"]
     cmd += ["--timeout=60", f"--junitxml={junit}", f"--rootdir={root}", *lib.options]
@@ -161,14 +173,18 @@ def run_suite(lib: Library, python: Path, workdir: Path, excluded_only: bool = F
         "SEEDBED_SUITE_EXCLUDE": "\n".join(lib.excluded),
         "SEEDBED_SUITE_ONLY_EXCLUDED": "1" if excluded_only else "0",
         "SEEDBED_SUITE_POLICY": "1" if lib.policy else "0",
+        "SEEDBED_SUITE_RAN": str(ran),
+        **(extra_env or {}),
     }
     env.pop("PYTEST_ADDOPTS", None)
-    done = _run(cmd, SUITE_TIMEOUT, cwd=root, env=env)
+    done = _run(cmd, timeout, cwd=root, env=env)
     if not junit.is_file():
         raise RuntimeError(f"{lib.name}'s suite did not run:\n{done.stdout}\n{done.stderr}")
     outcome = _parse(junit, root)
     outcome.loops = int(loops.read_text()) if loops.is_file() else 0
     outcome.log = done.stdout[-4000:] + done.stderr[-2000:]
+    if ran.is_file():
+        outcome.on_loop = set(ran.read_text().splitlines())
     return outcome
 
 

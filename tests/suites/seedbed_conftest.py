@@ -27,13 +27,24 @@ _loops: list[SeedbedLoop] = []
 
 _SEED = int(os.environ.get("SEEDBED_SUITE_SEED", "1"))
 # SEEDBED_SUITE_EXPLORE=1: task-order exploration on, to check a suite passes with it.
-_OPTIONS = {"explore_tasks": True} if os.environ.get("SEEDBED_SUITE_EXPLORE") == "1" else {}
+_OPTIONS: dict[str, object] = (
+    {"explore_tasks": True} if os.environ.get("SEEDBED_SUITE_EXPLORE") == "1" else {}
+)
+# SEEDBED_SUITE_THREADS=inline (or lanes): the loops' `threads` option.
+if os.environ.get("SEEDBED_SUITE_THREADS"):
+    _OPTIONS["threads"] = os.environ["SEEDBED_SUITE_THREADS"]
+# SEEDBED_SUITE_STOCK=1: stock asyncio's loops instead, to measure what passes without us.
+_STOCK = os.environ.get("SEEDBED_SUITE_STOCK") == "1"
 
 
 def _new_loop() -> SeedbedLoop:
     loop = seedbed.new_event_loop(seed=_SEED, **_OPTIONS)
     _loops.append(loop)
     return loop
+
+
+def _stock_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.new_event_loop()
 
 
 class _CountingPolicy(seedbed.EventLoopPolicy):
@@ -45,7 +56,7 @@ class _CountingPolicy(seedbed.EventLoopPolicy):
         return loop
 
 
-if os.environ.get("SEEDBED_SUITE_POLICY") == "1":
+if os.environ.get("SEEDBED_SUITE_POLICY") == "1" and not _STOCK:
     # For suites that make their loops without pytest-asyncio (anyio's pytest
     # plugin, unittest's IsolatedAsyncioTestCase, asyncio.new_event_loop()):
     # the policy is the other line a user adds.
@@ -54,8 +65,26 @@ if os.environ.get("SEEDBED_SUITE_POLICY") == "1":
 
 def pytest_asyncio_loop_factories(
     config: pytest.Config, item: pytest.Item
-) -> Mapping[str, Callable[[], SeedbedLoop]]:
-    return {"seedbed": _new_loop}
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    return {"seedbed": _stock_loop if _STOCK else _new_loop}  # one name: the same test ids
+
+
+def _steps() -> int:
+    """Steps all seedbed loops have taken so far (a loop may be reused across tests)."""
+    return sum(loop._st.steps for loop in list(_loops))
+
+
+_ran: list[str] = []  # tests during which a seedbed loop took a step
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    before = _steps()
+    try:
+        return (yield)
+    finally:
+        if _steps() > before:
+            _ran.append(item.nodeid)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -79,3 +108,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if report:
         with open(report, "w", encoding="utf-8") as out:
             out.write(f"{len(_loops)}\n")
+    ran = os.environ.get("SEEDBED_SUITE_RAN")  # the tests that ran on a seedbed loop
+    if ran:
+        with open(ran, "w", encoding="utf-8") as out:
+            out.write("".join(f"{nodeid}\n" for nodeid in _ran))

@@ -68,3 +68,78 @@ def test_calls_from_the_test_thread_into_a_portal_loop_see_the_same_run_every_ti
     assert [count for count, _ in first] == sorted(count for count, _ in first)
     assert first[0][1] >= 0.25
     assert first[0][0] <= 3  # the loop waited for the call: it did not race ahead
+
+
+def test_another_os_thread_is_itself_while_a_simulated_thread_runs() -> None:
+    """The test's thread asks who it is (an RLock records it, a `local` keys by
+    it) while the run's thread is in a simulated thread: the answer is its own,
+    or releasing a portal future's RLock after the run switched threads raises
+    "cannot release un-acquired lock" (Starlette's TestClient)."""
+    import _thread
+
+    go, back = _thread.allocate_lock(), _thread.allocate_lock()
+    go.acquire()
+    back.acquire()
+    seen: dict[str, Any] = {}
+
+    def outside() -> None:
+        go.acquire()  # while the simulated thread below holds the run's OS thread
+        seen["ident"] = threading.get_ident()
+        seen["name"] = threading.current_thread().name
+        lock = threading.RLock()
+        lock.acquire()
+        seen["local"] = threading.local()
+        seen["local"].value = "outside"
+        back.release()
+        go.acquire()  # the simulated thread has ended: another one may run
+        try:
+            lock.release()  # raised RuntimeError when the RLock took the lane's ident
+            seen["value"] = seen["local"].value
+        except RuntimeError as exc:
+            seen["value"] = exc
+        finally:
+            back.release()
+
+    other = threading.Thread(target=outside, name="the test's thread")
+    other.start()
+
+    def in_a_thread() -> str:
+        go.release()
+        back.acquire()  # a real lock: the run's OS thread waits here, in this lane
+        seen["local"].value = "lane"
+        return threading.current_thread().name
+
+    async def main() -> str:
+        name = await asyncio.to_thread(in_a_thread)
+        go.release()
+        back.acquire()
+        return name
+
+    assert seedbed.run(main, seed=1).value == "asyncio_0"
+    other.join(10)
+    assert seen["ident"] == other.ident
+    assert seen["name"] == "the test's thread"
+    assert seen["value"] == "outside"
+
+
+def test_a_call_into_a_closed_loop_raises_as_asyncios_does() -> None:
+    """asgiref's `async_to_sync` remembers the loop a thread was last called from
+    and, on the next call, tries `call_soon_threadsafe` on it: a closed loop must
+    say so, or the callback is queued where nothing will ever run it and the
+    caller waits forever."""
+    loop = seedbed.new_event_loop(seed=1)
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            loop.call_soon_threadsafe(print, "never")
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    call()  # the loop's own thread
+    other = threading.Thread(target=call)  # and another one
+    other.start()
+    other.join(10)
+    assert [str(exc) for exc in errors] == ["Event loop is closed"] * 2

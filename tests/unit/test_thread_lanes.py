@@ -347,3 +347,58 @@ def test_a_runner_closing_after_thread_work_reports_no_thread_error() -> None:
     finally:
         threading.excepthook = hook
     assert errors == []
+
+
+def test_a_pool_made_before_the_run_runs_its_work_as_simulated_threads() -> None:
+    """A module's pool (asgiref's `sync_to_async` one, made at import) has a C
+    queue; in a run its work goes to a pool made in the run with its settings,
+    so one worker at a time, named after the pool, on virtual time, and the
+    pool itself still works outside the run."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="module")
+
+    def work(i: int) -> tuple[int, str, float]:
+        time.sleep(1)
+        return i, threading.current_thread().name, time.monotonic()
+
+    async def main() -> list[tuple[int, str, float]]:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        done = await asyncio.gather(*(loop.run_in_executor(pool, work, i) for i in range(3)))
+        return [(i, name, round(at - start)) for i, name, at in done]
+
+    runs = [seedbed.run(main, seed=2) for _ in range(2)]
+    assert runs[0].value == [(0, "module_0", 1), (1, "module_0", 2), (2, "module_0", 3)]
+    assert runs[0].trace_hash == runs[1].trace_hash
+    assert pool.submit(abs, -5).result(timeout=10) == 5  # a real worker, outside the run
+    pool.shutdown()
+
+
+def test_a_thread_ended_at_the_loops_close_inside_a_condition_wait_reports_no_error() -> None:
+    """The loop closes while a thread stands at the switch before retaking a
+    condition's lock (Starlette's anyio worker threads): the exit lands there,
+    the `with` around the wait releases a lock the thread no longer holds, and
+    that "cannot release un-acquired lock" is the exit's, not the program's."""
+    errors: list[str] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda args: errors.append(f"{args.thread}: {args.exc_value!r}")
+
+    async def main() -> None:
+        cond = threading.Condition()
+
+        def poll() -> None:
+            with cond:
+                while True:
+                    cond.wait(0)
+
+        threading.Thread(target=poll, daemon=True).start()
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+    try:
+        for seed in range(3):  # seeds 0 and 2 stop the loop with the thread at that switch
+            loop = seedbed.new_event_loop(seed=seed)
+            loop.run_until_complete(main())
+            loop.close()
+    finally:
+        threading.excepthook = hook
+    assert errors == []

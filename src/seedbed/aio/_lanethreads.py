@@ -59,13 +59,25 @@ def _lanes() -> _threadlanes.ThreadLanes | None:
 # -- identity ------------------------------------------------------------------
 
 
-def get_ident() -> int:
+def _lane() -> _threadlanes.ThreadLane | None:
+    """The simulated thread running now if the caller is on the run's OS thread.
+
+    Another OS thread (the test's thread calling into a portal loop) is itself,
+    whichever lane the run's thread is running meanwhile: its RLocks record
+    its own ident, or releasing one after the run switched lanes would raise."""
     lane = _threadlanes.current()
+    if lane is not None and _real_get_ident() != _owner:
+        return None
+    return lane
+
+
+def get_ident() -> int:
+    lane = _lane()
     return lane.ident if lane is not None else _real_get_ident()
 
 
 def current_thread() -> threading.Thread:
-    lane = _threadlanes.current()
+    lane = _lane()
     return lane.thread if lane is not None else _real_current_thread()
 
 
@@ -99,7 +111,7 @@ class local:
         self = object.__new__(cls)
         object.__setattr__(self, "_seedbed_args", (args, kwargs))
         own = object.__getattribute__(self, "__dict__")
-        object.__setattr__(self, "_seedbed_dicts", {_threadlanes.current(): own})
+        object.__setattr__(self, "_seedbed_dicts", {_local_key(): own})
         return self
 
     def __getattribute__(self, name: str) -> Any:
@@ -115,10 +127,17 @@ class local:
         object.__delattr__(self, name)
 
 
+def _local_key() -> Any:
+    """Whose values a `local` shows: the running lane's, the loop's own code's
+    (None), or another OS thread's own (its ident)."""
+    ident = _real_get_ident()
+    return _threadlanes.current() if ident == _owner else ident
+
+
 def _switch(obj: local) -> None:
     """Point `obj.__dict__` at the running lane's; a lane's first touch runs `__init__`."""
     dicts = object.__getattribute__(obj, "_seedbed_dicts")
-    key = _threadlanes.current()
+    key = _local_key()
     own = dicts.get(key)
     if own is not None:
         object.__setattr__(obj, "__dict__", own)
@@ -184,6 +203,13 @@ def _bootstrap(thread: threading.Thread) -> None:
     except greenlet.GreenletExit:
         raise
     except BaseException:
+        lane = getattr(thread, "_seedbed_lane", None)
+        if lane is not None and lane.glet is None:
+            # Ended at the loop's close (`_threadlanes.kill`): the exit landed
+            # where no real thread stops, at the switch before an acquire, so
+            # the `with` around it releases a lock it never took again. That
+            # error is the exit's doing, not the program's: not reported.
+            return
         thread._invoke_excepthook(thread)  # type: ignore[attr-defined]
     finally:
         _stopped(thread)
@@ -238,8 +264,49 @@ def _is_alive(self: threading.Thread) -> bool:
     return lane.state is not DONE and lane.state is not DEAD
 
 
+_real_submit = futures_thread.ThreadPoolExecutor.submit
+_real_shutdown = futures_thread.ThreadPoolExecutor.shutdown
+
+
+def _submit(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """A pool made before the run (a module's: asgiref's `sync_to_async` one)
+    has a C queue and real locks its lane workers would block the OS thread
+    on. Its work in the run goes to a pool made in the run with its settings
+    (workers, thread names, initializer), one per run; the pool itself is
+    left as it was, for later runs and for other OS threads."""
+    lanes = _lanes()
+    if (
+        lanes is None
+        or isinstance(self._work_queue, _PySimpleQueue)
+        or self._shutdown
+        or self._broken
+    ):  # a pool of this run, or none: the real thing (a shut pool raises as it should)
+        return _real_submit(self, fn, *args, **kwargs)
+    entry = lanes.pools.get(id(self))
+    if entry is None:
+        stand_in = futures_thread.ThreadPoolExecutor(
+            max_workers=self._max_workers,
+            thread_name_prefix=self._thread_name_prefix,
+            initializer=self._initializer,
+            initargs=self._initargs,
+        )
+        entry = lanes.pools[id(self)] = (self, stand_in)
+    return entry[1].submit(fn, *args, **kwargs)
+
+
+def _shutdown(self: Any, wait: bool = True, *, cancel_futures: bool = False) -> None:
+    """Shutting a pool made before the run shuts its stand-in in the run too."""
+    lanes = _lanes()
+    entry = lanes.pools.get(id(self)) if lanes is not None else None
+    if entry is not None:
+        entry[1].shutdown(wait=wait, cancel_futures=cancel_futures)
+    _real_shutdown(self, wait=wait, cancel_futures=cancel_futures)
+
+
 def _adjust_thread_count(self: Any) -> None:
-    """A pool made before the run has a C queue its lane workers would block on."""
+    """A pool made before the run has a C queue its lane workers would block on
+    (reached only through a subclass's own `submit`: the stock one hands the
+    work to a stand-in, `_submit`)."""
     lanes = _lanes()
     if lanes is not None and not isinstance(self._work_queue, _PySimpleQueue):
         raise lanes.loop.escape(
@@ -269,6 +336,8 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (threading, "local", local),
     (threading, "_newname", _newname),
     (futures_thread.ThreadPoolExecutor, "_adjust_thread_count", _adjust_thread_count),
+    (futures_thread.ThreadPoolExecutor, "submit", _submit),
+    (futures_thread.ThreadPoolExecutor, "shutdown", _shutdown),
 ]
 if _PySimpleQueue is not None:
     _PATCHES.append((queue, "SimpleQueue", _PySimpleQueue))

@@ -120,7 +120,7 @@ def activate(lanes: ThreadLanes | None) -> ThreadLanes | None:
 class ThreadLanes:
     """One loop's simulated threads: who exists, who is ready, whose turn it is."""
 
-    __slots__ = ("graveyard", "hub", "lanes", "locks", "loop", "names", "ready", "st")
+    __slots__ = ("graveyard", "hub", "lanes", "locks", "loop", "names", "pools", "ready", "st")
 
     def __init__(self, loop: SeedbedLoop, st: LoopState) -> None:
         self.loop = loop
@@ -131,6 +131,9 @@ class ThreadLanes:
         self.hub: greenlet.greenlet | None = None
         self.locks = 0  # locks made in the run: their numbers in reports
         self.names: dict[str, int] = {}  # name template -> last number (Thread-%d...)
+        # id of a thread pool made before the run -> (it, the pool made in the run
+        # that does its work here: `_lanethreads._submit`)
+        self.pools: dict[int, tuple[Any, Any]] = {}
 
     # -- starting and ending ---------------------------------------------------
 

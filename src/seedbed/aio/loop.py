@@ -794,8 +794,12 @@ class SeedbedLoop(TaskWatch):
         """`call_soon`; from another thread while the loop runs, an escape (see `_threads`).
 
         From another thread before or between runs it queues the callback,
-        which then runs at a fixed point: first thing in the next run.
+        which then runs at a fixed point: first thing in the next run. On a
+        closed loop it raises, as asyncio's does: callers tell a loop that has
+        gone by it (asgiref's `async_to_sync` then makes a loop of its own).
         """
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
         thread = self._st.thread
         if thread is not None and thread != _escapes._get_ident():
             if self._watch is None:
