@@ -402,3 +402,33 @@ def test_a_thread_ended_at_the_loops_close_inside_a_condition_wait_reports_no_er
     finally:
         threading.excepthook = hook
     assert errors == []
+
+
+_NESTED_POOLS = textwrap.dedent(
+    """
+    import asyncio, concurrent.futures, json, seedbed
+
+    async def main():
+        def outer(i):  # each thread submits to a pool of its own
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                return sum(pool.submit(abs, -j).result() for j in range(3)) + i
+        return await asyncio.gather(*(asyncio.to_thread(outer, i) for i in range(4)))
+
+    print(json.dumps([seedbed.run(main, seed=seed).value for seed in range(10)]))
+    """
+)
+
+
+def test_threads_submitting_to_pools_at_once_never_hang_the_process() -> None:
+    """`submit` holds concurrent.futures' module lock (made at import: a real
+    one) across the pool's own lock, a switch point; a second thread's submit
+    then blocked the OS thread for good. In a subprocess: a hang fails, not stalls."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NESTED_POOLS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)},
+        check=True,
+    )
+    assert json.loads(done.stdout) == [[3, 4, 5, 6]] * 10

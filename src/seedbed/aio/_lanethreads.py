@@ -303,6 +303,30 @@ def _shutdown(self: Any, wait: bool = True, *, cancel_futures: bool = False) -> 
     _real_shutdown(self, wait=wait, cancel_futures=cancel_futures)
 
 
+class _NoExitRace:
+    """`concurrent.futures.thread._global_shutdown_lock` during a run: a real
+    lock made at import, which `submit` holds across its switch points (the
+    pool's own, simulated, locks). A second simulated thread submitting then
+    would block the OS thread for good. It only keeps `submit` apart from the
+    interpreter's exit hook, which cannot run in the middle of a run, so in a
+    run it is no lock at all (the real one is back when the run stops)."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_NO_EXIT_RACE = _NoExitRace()
+
+
 def _adjust_thread_count(self: Any) -> None:
     """A pool made before the run has a C queue its lane workers would block on
     (reached only through a subclass's own `submit`: the stock one hands the
@@ -338,6 +362,7 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (futures_thread.ThreadPoolExecutor, "_adjust_thread_count", _adjust_thread_count),
     (futures_thread.ThreadPoolExecutor, "submit", _submit),
     (futures_thread.ThreadPoolExecutor, "shutdown", _shutdown),
+    (futures_thread, "_global_shutdown_lock", _NO_EXIT_RACE),
 ]
 if _PySimpleQueue is not None:
     _PATCHES.append((queue, "SimpleQueue", _PySimpleQueue))
