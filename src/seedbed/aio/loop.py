@@ -282,8 +282,7 @@ class SeedbedLoop(TaskWatch):
             self.stop()
 
     def _check_runnable(self) -> None:
-        if self._closed:
-            raise RuntimeError("Event loop is closed")
+        self._check_open()
         if self._st.running:
             raise RuntimeError("This event loop is already running")
         if asyncio.events._get_running_loop() is not None:
@@ -798,8 +797,7 @@ class SeedbedLoop(TaskWatch):
         closed loop it raises, as asyncio's does: callers tell a loop that has
         gone by it (asgiref's `async_to_sync` then makes a loop of its own).
         """
-        if self._closed:
-            raise RuntimeError("Event loop is closed")
+        self._check_open()
         thread = self._st.thread
         if thread is not None and thread != _escapes._get_ident():
             if self._watch is None:
