@@ -16,6 +16,7 @@ loop's exploration off unless named and the exponential latency model, so
 it means the same whatever the defaults are.
 
     PYTHONHASHSEED=0 python bench/strategies.py [--windows 5] [--cap 200] [--quick] [--only TEXT]
+        [--strategy defaults ...]
 
 It reports; it never gates.
 """
@@ -171,17 +172,20 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=200, help="most runs per window")
     parser.add_argument("--quick", action="store_true", help="3 windows, cap 50, no scenario")
     parser.add_argument("--only", default="", help="only the bugs whose name contains this")
+    parser.add_argument("--strategy", action="append", choices=list(STRATEGIES),
+                        help="only this column (repeat for more); all by default")  # fmt: skip
     args = parser.parse_args()
+    strategies = {name: STRATEGIES[name] for name in args.strategy or STRATEGIES}
     windows, cap = (3, 50) if args.quick else (args.windows, args.cap)
     bugs = {
         k: v for k, v in BUGS.items() if not (args.quick and "scenario" in k) and args.only in k
     }
     print(f"runs to first failure, median/max over {windows} windows of up to {cap} seeds")
     width = max(len(name) for name in bugs)
-    print(" " * width + "".join(f"{name:>16}" for name in STRATEGIES))
+    print(" " * width + "".join(f"{name:>16}" for name in strategies))
     for bug, fails in bugs.items():
         row = []
-        for options in STRATEGIES.values():
+        for options in strategies.values():
             found = [runs_to_failure(fails, w * 10_000, cap, options) for w in range(windows)]
             row.append(cell(found, cap))
         print(f"{bug:{width}}" + "".join(f"{text:>16}" for text in row), flush=True)
