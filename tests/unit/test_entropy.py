@@ -7,6 +7,7 @@ replaying: that is a breaking change, never a test to update casually.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import Counter
 from typing import Any
@@ -113,22 +114,36 @@ def test_invalid_bounds_are_refused_with_the_offending_value() -> None:
         s.between(3, 2, "empty range")
 
 
-def test_a_permutation_of_two_is_the_keys_sorted_as_for_any_other_length() -> None:
-    # The pair's shortcut (issue 50) must give the general definition's order
-    # and trace: indices sorted by 32-bit little-endian keys, ties in index order.
+def _by_keys(stream: Any, n: int) -> list[int]:
+    """A permutation as defined for every length: indices sorted by 32-bit
+    little-endian keys, ties in index order."""
     from array import array
 
-    def by_keys(stream: Any, n: int) -> list[int]:
-        keys = array("I", stream._bits(32 * n).to_bytes(4 * n, "little"))
-        if sys.byteorder == "big":
-            keys.byteswap()
-        order = sorted(range(n), key=keys.__getitem__)
-        stream._note("why", ",".join(map(str, order)))
-        return order
+    keys = array("I", stream._bits(32 * n).to_bytes(4 * n, "little"))
+    if sys.byteorder == "big":
+        keys.byteswap()
+    order = sorted(range(n), key=keys.__getitem__)
+    stream._note("why", ",".join(map(str, order)))
+    return order
 
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_short_permutation_is_the_keys_sorted_as_for_any_other_length(n: int) -> None:
+    # The shortcuts for two and three (issue 50) must give the general
+    # definition's order and trace.
     short, spelled = Trace(), Trace()
     fast, slow = Entropy(11, short).stream("loop"), Entropy(11, spelled).stream("loop")
-    orders = [fast.permutation(2, "why") for _ in range(2_000)]
-    assert orders == [by_keys(slow, 2) for _ in range(2_000)]
-    assert {tuple(order) for order in orders} == {(0, 1), (1, 0)}
+    orders = [fast.permutation(n, "why") for _ in range(3_000)]
+    assert orders == [_by_keys(slow, n) for _ in range(3_000)]
+    assert len({tuple(order) for order in orders}) == math.factorial(n)
     assert short.hash == spelled.hash
+
+
+def test_three_tied_keys_keep_index_order_as_the_sort_does() -> None:
+    # Random keys almost never tie: feed every pattern of equal keys.
+    patterns = [(a, b, c) for a in range(3) for b in range(3) for c in range(3)]
+    for keys in patterns:
+        bits = keys[0] | keys[1] << 32 | keys[2] << 64
+        fast, slow = Entropy(1, Trace()).stream("loop"), Entropy(1, Trace()).stream("loop")
+        fast._bits = slow._bits = lambda k, bits=bits: bits
+        assert fast.permutation(3, "why") == _by_keys(slow, 3), keys

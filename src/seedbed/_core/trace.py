@@ -247,6 +247,11 @@ class Trace:
         h = (h * PRIME) & MASK
         if type(value) is float:  # most draws: `_word`'s float case, inlined
             value_word = _unpack_word(_pack_float(value))[0] ^ _FLOAT_TAG
+        elif type(value) is str:  # an order ("1,0"): `_word`'s string case, inlined
+            value_word = _string_words.get(value)
+            if value_word is None:
+                value_word = _string_word(value)
+            value_word ^= _STRING_TAG
         else:
             value_word = _word(value)
         self.word = ((h ^ value_word) * PRIME) & MASK

@@ -258,6 +258,10 @@ def reorder_lone_steps(queue: deque[Any], sched: Stream) -> None:
     (`test_explore_sound` runs both).
     """
     count = len(queue)
+    if count == PAIR:  # the most common: two tasks yielding together, maybe swapped
+        if sched.permutation(PAIR, _ORDER)[0]:  # [1, 0]
+            queue.rotate()
+        return
     if count > UNIFORM_MAX:
         _turn_in_place(queue, sched)
         return
@@ -381,11 +385,14 @@ def _reorder_small(queue: deque[Any], distinct_causes: int, sched: Stream) -> No
     if count < 2:
         return
     if count == len(batch):  # steps only: the causes counted are the slots' causes
-        if distinct_causes == count:
-            drawn = sched.permutation(count, _ORDER)
-            queue.clear()
-            queue.extend(map(batch.__getitem__, drawn))
-            return
+        drawn = sched.permutation(count, _ORDER)
+        if distinct_causes != count:  # `_refill` with every slot a step, in one pass
+            drawn = keep_cause_order(drawn, causes)
+            if len(set(owners)) != count:  # a count; a step and a call of one task's method
+                batch = _each_task_in_order(batch, owners, drawn)
+        queue.clear()
+        queue.extend(map(batch.__getitem__, drawn))
+        return
     else:
         distinct_causes = len(set(causes))  # a count: no order comes from the set
         if distinct_causes < 2:

@@ -254,7 +254,10 @@ class LoopState:
         self.cost_base = to_ns(config.cpu_cost_min)
         self.cost_span = to_ns(config.cpu_cost_max) - self.cost_base
         require(self.cost_base >= 0 and self.cost_span >= 0, "callback costs are never negative")
-        self.cost_levels = _cost_levels(self.cost_base, self.cost_span)
+        # A list: `list.__getitem__` is a C method the refill's `map` calls directly,
+        # where a tuple's is a slot wrapper called through a method-wrapper object
+        # (+210 instructions a step, every step of every run: issue 50).
+        self.cost_levels = list(_cost_levels(self.cost_base, self.cost_span))
         self.costs: list[int] = [0] * COST_TABLE_SIZE
         self.cost_position = 0
         self.cost_fence = 0
