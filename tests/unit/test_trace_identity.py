@@ -32,10 +32,15 @@ def seedbed(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # A passing run's trace: the target fails about one seed in two (a tie's draw),
+    # so take the first seed that passes rather than pin one the schedule moves.
     path = tmp_path_factory.mktemp("trace") / "tie.jsonl"
-    done = seedbed("run", TIE, "--seed", "1", "--trace", str(path))
-    assert done.returncode == 0, done.stderr
-    return path
+    for seed in range(20):
+        done = seedbed("run", TIE, "--seed", str(seed), "--trace", str(path))
+        if done.returncode == 0:
+            return path
+        assert "the later timer fired first" in done.stdout + done.stderr, done.stderr
+    raise AssertionError("no seed of 0-19 passes examples.orders:timer_tie")
 
 
 def _refused(done: subprocess.CompletedProcess[str], says: str) -> None:
