@@ -51,6 +51,11 @@ from seedbed.errors import UsageError
 from seedbed.net._config import NetworkConfig, Timing
 
 DELAY_BATCH = 64  # latencies drawn per link at once
+# Latencies worked out from a drawn batch at a time: a link of a large world
+# carries a few messages, and working out all 64 of its first batch cost more
+# than its traffic (a ring of 2,000 nodes used 20 of each link's 64). The bits
+# are drawn and hashed with the batch, as before: only the arithmetic waits.
+DELAY_CHUNK = 16
 NEVER = 1 << 62  # ns: a stall episode that never comes
 _WORD = (1 << 64) - 1
 
@@ -120,6 +125,8 @@ class Link:
         "latency_reason",
         "loss_reason",
         "lost",
+        "pending",
+        "pending_at",
         "released",
         "scale",
         "src",
@@ -149,6 +156,10 @@ class Link:
         self.loss_reason = f"loss {src}->{dst}"
         self.duplicate_reason = f"duplicate {src}->{dst}"
         self.delays: list[int] = []  # drawn latencies not yet used, last first
+        # The drawn batch's 32-bit words whose latencies are not worked out yet
+        # (from `pending_at` on), or None: see DELAY_CHUNK.
+        self.pending: array[int] | None = None
+        self.pending_at = 0
         self.scale = 1.0  # the "tail" model's per-link factor of the spread
         # What faults did to this link's traffic (see `LinkTraffic`): never hashed.
         self.dropped = self.held = self.stalled = self.blocked = 0
@@ -207,6 +218,9 @@ class Links:
         delays = link.delays
         if delays:
             return delays.pop()
+        if link.pending is not None:
+            self._work_out(link)
+            return link.delays.pop()
         if link.timing.latency_spread <= 0 and not link.timing.tail:
             return link.timing.latency_min
         self._draw_delays(link)
@@ -223,57 +237,73 @@ class Links:
 
         A trace record per delivery was the network's largest cost; like the
         loop's CPU costs, a batch is one labelled draw whose value the trace
-        hashes, so runs stay replayable and seeds still differ.
+        hashes, so runs stay replayable and seeds still differ. The "tail"
+        model (see `NetworkConfig.latency_model`) takes 64 bits a hop, the
+        others 32. The latencies are worked out DELAY_CHUNK at a time.
         """
-        timing = link.timing
-        if timing.tail:
-            self._draw_tail_delays(link)
-            return
-        bits = self._stream.raw(32 * DELAY_BATCH, link.latency_reason)
+        per_hop = 2 if link.timing.tail else 1
+        bits = self._stream.raw(32 * per_hop * DELAY_BATCH, link.latency_reason)
         self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
+        link.pending = _words(bits, per_hop * DELAY_BATCH)
+        link.pending_at = 0
+        self._work_out(link)
+
+    def _work_out(self, link: Link) -> None:
+        """The next DELAY_CHUNK latencies of the drawn batch into `link.delays`."""
+        words, start = link.pending, link.pending_at
+        require(words is not None and not link.delays, "latencies are worked out when used up")
+        assert words is not None  # for mypy: require does not narrow
+        per_hop = 2 if link.timing.tail else 1
+        end = min(start + per_hop * DELAY_CHUNK, len(words))
+        if link.timing.tail:
+            delays = self._tail_delays(link, words, start, end)
+        else:
+            delays = self._exponential_delays(link, words, start, end)
+        delays.reverse()
+        link.delays = delays
+        link.pending, link.pending_at = (None, 0) if end == len(words) else (words, end)
+
+    def _exponential_delays(self, link: Link, words: array[int], start: int, end: int) -> list[int]:
+        """Latencies of the exponential model from `words[start:end]`, one word a hop."""
+        timing = link.timing
         spread, low, high = timing.latency_spread, timing.latency_min, timing.latency_max
         delays = []
         log1p = math.log1p
-        for word in _words(bits, DELAY_BATCH):  # `to_ns` inlined: 64 calls a batch
-            u = word / 4294967296.0
+        for index in range(start, end):  # `to_ns` inlined: a call per hop
+            u = words[index] / 4294967296.0
             delays.append(min(low + round(-log1p(-u) * spread * NS_PER_SECOND), high))
-        delays.reverse()
         require(
             low <= min(delays) and max(delays) <= high,
             "a drawn latency lies within the link's bounds",
             link=link.latency_reason, low=low, high=high,
         )  # fmt: skip
-        link.delays = delays
+        return delays
 
-    def _draw_tail_delays(self, link: Link) -> None:
-        """The "tail" model's batch (see `NetworkConfig.latency_model`): 64 bits a hop.
+    def _tail_delays(self, link: Link, words: array[int], start: int, end: int) -> list[int]:
+        """Latencies of the "tail" model from `words[start:end]`, two words a hop.
 
-        The low 32 bits give the body's exponential; the high 32 decide a
+        The first word gives the body's exponential; the second decides a
         spike (below the tail probability) and, scaled back to [0, 1), where
         in the log-uniform tail it falls. Floats come from the raw bits by
         exact operations, plus `log1p`, `log` and `exp`, which are the C
         library's: the same on every CPython of one platform.
         """
         timing = link.timing
-        bits = self._stream.raw(64 * DELAY_BATCH, link.latency_reason)
-        self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
         spread = timing.latency_spread * link.scale
         low, high = timing.latency_min, timing.latency_max
         p = timing.tail_probability
         tail_log_low = math.log(timing.tail_low)
         tail_log_span = math.log(timing.tail_high) - tail_log_low
         delays = []
-        words = _words(bits, 2 * DELAY_BATCH)
-        log1p, exp, ns = math.log1p, math.exp, NS_PER_SECOND  # `to_ns` inlined: 64 calls
-        for index in range(0, 2 * DELAY_BATCH, 2):
+        log1p, exp, ns = math.log1p, math.exp, NS_PER_SECOND  # `to_ns` inlined
+        for index in range(start, end, 2):
             u = words[index] / 4294967296.0
             v = words[index + 1] / 4294967296.0
             if v < p:
                 delays.append(round(exp(tail_log_low + (v / p) * tail_log_span) * ns))
             else:
                 delays.append(min(low + round(-log1p(-u) * spread * ns), high))
-        delays.reverse()
-        link.delays = delays
+        return delays
 
     # -- stall episodes -------------------------------------------------------
 
