@@ -46,6 +46,9 @@ class Directory:
     def names(self) -> list[str]:
         return list(self.refs)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self.refs
+
 
 class World:
     """Loop + nodes + network. `spawn` runs a coroutine as a node."""

@@ -86,6 +86,21 @@ def test_every_draw_is_recorded_with_its_stream_and_reason() -> None:
     assert trace.events == [("draw", "net", "delay n1->n2", value)]
 
 
+def test_raw_bits_traced_by_the_caller_fold_as_the_draw_event_they_stand_for() -> None:
+    kept, quiet = Trace(keep=True), Trace()
+    values = []
+    for trace in (kept, quiet):
+        s = stream("net stalls", trace=trace)
+        bits = s.raw(64, "stall n1->n2")
+        s.trace_raw("stall n1->n2", bits)
+        values.append(bits)
+    assert values[0] == values[1]
+    assert kept.events == [("draw", "net stalls", "stall n1->n2", values[0])]
+    by_emit = Trace()
+    by_emit.emit("draw", "net stalls", "stall n1->n2", values[0])
+    assert quiet.hash == kept.hash == by_emit.hash
+
+
 def test_bounded_integers_are_uniform_and_in_range() -> None:
     s = stream()
     counts = Counter(s.below(6, "die") for _ in range(6000))

@@ -93,6 +93,14 @@ class Stream:
         `reason` names the bits for choice recording (see `choices`)."""
         return self._bits(k)
 
+    def trace_raw(self, reason: str, value: int) -> None:
+        """Fold `value`, from bits `raw` drew, into the trace as this stream's draw
+        (`emit("draw", name, reason, value)`'s word, by `Trace.draw`'s fast path).
+
+        For callers that trace what they drew raw: not a choice of its own
+        (recording streams record the `raw` call), so not `_note`."""
+        self._trace.draw(self._name_word, self.name, reason, value)
+
     def below(self, n: int, reason: str) -> int:
         """A uniform integer in [0, n). With n == 1 the choice is forced."""
         if n <= 1:

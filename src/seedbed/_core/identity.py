@@ -84,3 +84,6 @@ class NodeDirectory(Protocol):
 
     def names(self) -> list[str]:
         """Every node, in the order they were added."""
+
+    def __contains__(self, name: object) -> bool:
+        """Whether `name` is a node (a lookup: no copy of the names)."""

@@ -60,7 +60,8 @@ class LaneRouter:
     """
 
     __slots__ = (
-        "batch", "by_key", "key", "lane", "paused", "pct", "pick_index", "ready", "runnable", "var",
+        "batch", "by_key", "key", "lane", "lane_at", "paused", "pct", "pick_index", "ready",
+        "runnable", "var",
     )  # fmt: skip
 
     def __init__(self, st: LoopState) -> None:
@@ -75,6 +76,10 @@ class LaneRouter:
         self.by_key: dict[Any, _Lane] = {}
         self.key: Any = None  # the lane of the callbacks `pick` handed out
         self.lane: _Lane | None = None  # the lane whose batch runs now, if a lane batch
+        # Its index in `runnable`: a lane whose batch empties it leaves by index, where
+        # `runnable.remove` compared it with every lane ahead of it (a world of
+        # thousands of nodes starts with as many lanes runnable at once).
+        self.lane_at = -1
         self.batch: list[int] = []  # that batch's costs: cleared to cut it short
 
     def pick(self) -> Queue | None:
@@ -107,12 +112,16 @@ class LaneRouter:
         if not choosable:
             return ready  # empty: the iteration goes on to the timers
         if len(choosable) == 1:
-            lane = choosable[0]
+            at = 0
         elif self.pct is None:
-            lane = choosable[self.pick_index(len(choosable), "which node runs next")]
+            at = self.pick_index(len(choosable), "which node runs next")
         else:
-            lane = choosable[self.pct.pick(choosable, _key_of)]
+            at = self.pct.pick(choosable, _key_of)
+        lane = choosable[at]
+        if self.pct is not None and len(choosable) > 1:
             self.pct.ran(lane.key)
+        if choosable is not runnable:
+            at = runnable.index(lane)  # lanes compare by identity
         if lane.key in self.paused:
             broken("a paused lane is never picked", lane=lane.key)
         if not lane.queue:
@@ -120,10 +129,11 @@ class LaneRouter:
         key = self.key = lane.key
         if key is not None and not key.alive:
             lane.queue.clear()
-            runnable.remove(lane)
+            del runnable[at]
             del self.by_key[key]
             return None
         self.lane = lane
+        self.lane_at = at
         return lane.queue
 
     def settle(self) -> None:

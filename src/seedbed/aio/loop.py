@@ -493,7 +493,10 @@ class SeedbedLoop(TaskWatch):
                     if queue:
                         router.settle()  # the step budget cut the batch: the lane keeps work
                     else:
-                        runnable.remove(router.lane)  # type: ignore[arg-type]  # pick set it
+                        at = router.lane_at  # where `pick` found it: nothing joined since
+                        if runnable[at] is not router.lane:
+                            broken("a lane leaves runnable from where it was picked", at=at)
+                        del runnable[at]
                         router.lane = None
                 if after_step is not None and key is not None:
                     after_step()

@@ -44,7 +44,7 @@ from array import array
 from collections.abc import Callable
 from typing import NamedTuple
 
-from seedbed._core import Stream, Trace, to_ns
+from seedbed._core import Stream, Trace
 from seedbed._core.clock import NS_PER_SECOND
 from seedbed._core.contract import require
 from seedbed.errors import UsageError
@@ -133,6 +133,7 @@ class Link:
         "stall_end",
         "stall_episodes",
         "stall_held",
+        "stall_reason",
         "stall_seen",
         "stall_start",
         "stall_used",
@@ -155,6 +156,7 @@ class Link:
         self.latency_reason = f"latency {src}->{dst}"
         self.loss_reason = f"loss {src}->{dst}"
         self.duplicate_reason = f"duplicate {src}->{dst}"
+        self.stall_reason = f"stall {src}->{dst}"
         self.delays: list[int] = []  # drawn latencies not yet used, last first
         # The drawn batch's 32-bit words whose latencies are not worked out yet
         # (from `pending_at` on), or None: see DELAY_CHUNK.
@@ -243,7 +245,7 @@ class Links:
         """
         per_hop = 2 if link.timing.tail else 1
         bits = self._stream.raw(32 * per_hop * DELAY_BATCH, link.latency_reason)
-        self._trace.emit("draw", self._stream.name, link.latency_reason, bits & _WORD)
+        self._stream.trace_raw(link.latency_reason, bits & _WORD)
         link.pending = _words(bits, per_hop * DELAY_BATCH)
         link.pending_at = 0
         self._work_out(link)
@@ -341,16 +343,16 @@ class Links:
         if stream is None or timing.stall_mean_gap <= 0:
             link.stall_start = link.stall_end = NEVER
             return
-        reason = f"stall {link.src}->{link.dst}"
+        reason = link.stall_reason
         bits = stream.raw(64, reason)
-        self._trace.emit("draw", stream.name, reason, bits)
+        stream.trace_raw(reason, bits)
         u = (bits & 0xFFFFFFFF) / 4294967296.0
         v = (bits >> 32) / 4294967296.0
         gap = -math.log1p(-u) * timing.stall_mean_gap
         low = math.log(timing.stall_low)
         length = math.exp(low + v * (math.log(timing.stall_high) - low))
-        start = link.stall_end + max(to_ns(gap), 1)
-        link.stall_start, link.stall_end = start, start + to_ns(length)
+        start = link.stall_end + max(round(gap * NS_PER_SECOND), 1)  # `to_ns`, inlined
+        link.stall_start, link.stall_end = start, start + round(length * NS_PER_SECOND)
         link.stall_used = link.stall_seen = False
         require(link.stall_end > link.stall_start, "a stall episode lasts",
                 link=reason, start=start)  # fmt: skip

@@ -66,6 +66,9 @@ class _OneNode:
     def names(self) -> list[str]:
         return [LOCAL]
 
+    def __contains__(self, name: object) -> bool:
+        return name == LOCAL
+
 
 def _is_local(host: Any) -> bool:
     if isinstance(host, bytes):

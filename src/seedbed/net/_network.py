@@ -79,7 +79,7 @@ class SimNetwork:
         return self._fabric.addresses.address_of(name)
 
     def _check_node(self, name: str) -> None:
-        if name not in self._fabric.nodes.names():
+        if name not in self._fabric.nodes:
             raise UsageError(f"unknown node {name!r}; nodes are {self._fabric.nodes.names()!r}")
 
     # -- control --------------------------------------------------------------
@@ -214,7 +214,7 @@ class SimNetwork:
         node = self._fabric.addresses.node_for(host, ref.name)
         if node is None:
             raise socket.gaierror(socket.EAI_NONAME, f"Name or service not known: {host!r}")
-        require(node in self._fabric.nodes.names(), "a host resolves to a known node", node=node)
+        require(node in self._fabric.nodes, "a host resolves to a known node", node=node)
         return node
 
     # -- sockets the program binds itself (see `_bound`) ---------------------------

@@ -111,6 +111,10 @@ class NodeTable:
     def names(self) -> list[str]:
         return list(self._nodes)
 
+    def __contains__(self, name: object) -> bool:
+        """Whether `name` is a node: a lookup, where `names()` copies the table."""
+        return name in self._nodes
+
     # -- lifecycle ----------------------------------------------------------
 
     def new_incarnation(self, node: Node) -> NodeRef:
