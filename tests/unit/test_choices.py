@@ -21,6 +21,7 @@ def _draws(stream: Stream) -> tuple[object, ...]:
         stream.uniform(2.0, 4.0, "spread"),
         stream.permutation(4, "order"),
         stream.raw(16, "bits"),
+        stream.swapped("pair order"),
     )
 
 
@@ -41,6 +42,7 @@ def test_recording_changes_nothing_the_run_draws_or_hashes() -> None:
         "spread",
         "order",
         "bits",
+        "pair order",
     ]
 
 
@@ -57,7 +59,7 @@ def test_a_choice_the_list_lacks_gets_its_typical_value_never_an_extreme() -> No
     the heavy-tailed latency model never reads as its spike); logged as null."""
     with session([]) as made:
         stream = Entropy(3, Trace()).stream("s")
-        assert _draws(stream) == (0, False, math.log(2), 3.0, [0, 1, 2, 3], 0x8000)
+        assert _draws(stream) == (0, False, math.log(2), 3.0, [0, 1, 2, 3], 0x8000, False)
         assert stream.chance(0.9, "likely") is True
         assert stream.raw(64, "a hop") == 0x80000000_80000000
         assert stream.exponential(1.0, "time to next fault", quiet=math.inf) == math.inf

@@ -154,6 +154,22 @@ def test_a_short_permutation_is_the_keys_sorted_as_for_any_other_length(n: int) 
     assert short.hash == spelled.hash
 
 
+def test_a_swap_is_the_pair_permutation_drawn_and_traced_alike() -> None:
+    # `swapped` is the loop's short path for two tasks ready together.
+    short, spelled = Trace(keep=True), Trace(keep=True)
+    fast, slow = Entropy(5, short).stream("loop"), Entropy(5, spelled).stream("loop")
+    swaps = [fast.swapped("why") for _ in range(2_000)]
+    assert swaps == [slow.permutation(2, "why") == [1, 0] for _ in range(2_000)]
+    assert 900 < sum(swaps) < 1_100
+    assert short.events == spelled.events and short.hash == spelled.hash
+
+
+def test_a_swap_of_tied_keys_keeps_index_order() -> None:
+    tied = stream()
+    tied._bits = lambda k: 7 | 7 << 32
+    assert tied.swapped("why") is False
+
+
 def test_three_tied_keys_keep_index_order_as_the_sort_does() -> None:
     # Random keys almost never tie: feed every pattern of equal keys.
     patterns = [(a, b, c) for a in range(3) for b in range(3) for c in range(3)]

@@ -70,7 +70,7 @@ class Stream:
     a hundred draws (issue 30). The seed, and so every value, is the same.
     """
 
-    __slots__ = ("_bits", "_name_word", "_root", "_seed", "_trace", "name")
+    __slots__ = ("_bits", "_name_word", "_plain", "_root", "_seed", "_trace", "name")
 
     def __init__(self, name: str, seed: int | None, trace: Trace, root: int = 0) -> None:
         """`seed` None: derived from `root` and `name` at the first draw."""
@@ -83,6 +83,9 @@ class Stream:
         # hot path is a slot read and a C call, as before (a `__getattr__` hook
         # would slow every attribute read of the class).
         self._bits: Callable[[int], int] = _Unseeded(self)
+        # This class's own draws, not a subclass's that records or replays them:
+        # `swapped` may then take its short path.
+        self._plain = type(self) is Stream
 
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
@@ -184,6 +187,21 @@ class Stream:
             broken("a permutation keeps every index", n=n, order=order)
         self._note(reason, _order_text(order))
         return order
+
+    def swapped(self, reason: str) -> bool:
+        """Whether `permutation(2, reason)` is [1, 0]: the same draw, value and trace.
+
+        Two tasks ready together are the batch task-order exploration draws
+        most; this is that draw without the three calls (`permutation`,
+        `_pair`, `_note`) it otherwise goes through. A stream that records or
+        replays its draws (a subclass) takes the long way, which it overrides.
+        """
+        if not self._plain:
+            return self.permutation(2, reason)[0] == 1
+        bits = self._bits(64)
+        swap = bits & 0xFFFF_FFFF > bits >> 32  # `_pair`'s keys: equal keys keep index order
+        self._trace.draw(self._name_word, self.name, reason, "1,0" if swap else "0,1")
+        return swap
 
     def _pair(self, reason: str) -> list[int]:
         """`permutation(2, reason)`, worked out from the keys' bits: key 0 is the low

@@ -261,7 +261,7 @@ def reorder_lone_steps(queue: deque[Any], sched: Stream) -> None:
     """
     count = len(queue)
     if count == PAIR:  # the most common: two tasks yielding together, maybe swapped
-        if sched.permutation(PAIR, _ORDER)[0]:  # [1, 0]
+        if sched.swapped(_ORDER):  # permutation(2) is [1, 0]
             queue.rotate()
         return
     if count > UNIFORM_MAX:
@@ -290,7 +290,7 @@ def reorder_pair(queue: deque[Any], sched: Stream) -> None:
             kind = _learn_kind(type(callback))
         if kind == PLAIN or not isinstance(callback.__self__, _TASK):
             return
-    if sched.permutation(PAIR, _ORDER)[0]:  # [1, 0]
+    if sched.swapped(_ORDER):  # permutation(2) is [1, 0]
         queue[0], queue[1] = second, first
 
 

@@ -452,6 +452,12 @@ class SeedbedLoop(TaskWatch):
                     elif n == PAIR and pct is None:  # the most common batch that draws
                         if queue[0].cause != queue[1].cause:  # (one cause: see PAIR)
                             reorder_pair(queue, st.sched)
+                    elif (
+                        n == 3
+                        and pct is None
+                        and queue[0].cause == queue[1].cause == queue[2].cause
+                    ):
+                        pass  # one callback queued all three (a step and what it woke): one order
                     else:
                         reorder_task_steps(queue, n, st.sched, pct)
                     st.in_context = 0
