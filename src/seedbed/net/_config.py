@@ -7,6 +7,7 @@ nanoseconds everywhere inside the network.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -189,8 +190,8 @@ class Timing:
 
     __slots__ = (
         "connect_timeout", "latency_max", "latency_min", "latency_spread", "reset_timeout",
-        "stall_high", "stall_low", "stall_mean_gap", "tail", "tail_high", "tail_low",
-        "tail_probability",
+        "stall_high", "stall_log_low", "stall_log_span", "stall_low", "stall_mean_gap", "tail",
+        "tail_high", "tail_low", "tail_probability",
     )  # fmt: skip
 
     def __init__(
@@ -211,3 +212,6 @@ class Timing:
         self.stall_mean_gap = 1.0 / config.stall_per_second if stalls else 0.0  # seconds
         self.stall_low = config.stall_min
         self.stall_high = config.stall_max
+        # An episode's length is log-uniform: these logs, taken once, not per episode.
+        self.stall_log_low = math.log(self.stall_low)
+        self.stall_log_span = math.log(self.stall_high) - self.stall_log_low

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 from seedbed._core import Stream, Trace
 from seedbed._core.clock import NS_PER_SECOND
-from seedbed._core.contract import require
+from seedbed._core.contract import broken, require
 from seedbed.errors import UsageError
 from seedbed.net._config import NetworkConfig, Timing
 
@@ -349,13 +349,13 @@ class Links:
         u = (bits & 0xFFFFFFFF) / 4294967296.0
         v = (bits >> 32) / 4294967296.0
         gap = -math.log1p(-u) * timing.stall_mean_gap
-        low = math.log(timing.stall_low)
-        length = math.exp(low + v * (math.log(timing.stall_high) - low))
+        length = math.exp(timing.stall_log_low + v * timing.stall_log_span)
         start = link.stall_end + max(round(gap * NS_PER_SECOND), 1)  # `to_ns`, inlined
-        link.stall_start, link.stall_end = start, start + round(length * NS_PER_SECOND)
+        end = start + round(length * NS_PER_SECOND)
+        if end <= start:  # the hot-path form of a rule: no call when it holds
+            broken("a stall episode lasts", link=reason, start=start)
+        link.stall_start, link.stall_end = start, end
         link.stall_used = link.stall_seen = False
-        require(link.stall_end > link.stall_start, "a stall episode lasts",
-                link=reason, start=start)  # fmt: skip
 
     def stop_stalls(self, now: int) -> None:
         """No stall from `now` on (a scenario's liveness phase): an episode in
