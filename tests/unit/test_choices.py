@@ -22,6 +22,7 @@ def _draws(stream: Stream) -> tuple[object, ...]:
         stream.permutation(4, "order"),
         stream.raw(16, "bits"),
         stream.swapped("pair order"),
+        stream.order(3, "batch order"),
     )
 
 
@@ -43,6 +44,7 @@ def test_recording_changes_nothing_the_run_draws_or_hashes() -> None:
         "order",
         "bits",
         "pair order",
+        "batch order",
     ]
 
 
@@ -59,7 +61,8 @@ def test_a_choice_the_list_lacks_gets_its_typical_value_never_an_extreme() -> No
     the heavy-tailed latency model never reads as its spike); logged as null."""
     with session([]) as made:
         stream = Entropy(3, Trace()).stream("s")
-        assert _draws(stream) == (0, False, math.log(2), 3.0, [0, 1, 2, 3], 0x8000, False)
+        fifo = (0, False, math.log(2), 3.0, [0, 1, 2, 3], 0x8000, False, [0, 1, 2])
+        assert _draws(stream) == fifo
         assert stream.chance(0.9, "likely") is True
         assert stream.raw(64, "a hop") == 0x80000000_80000000
         assert stream.exponential(1.0, "time to next fault", quiet=math.inf) == math.inf

@@ -154,19 +154,56 @@ def test_a_short_permutation_is_the_keys_sorted_as_for_any_other_length(n: int) 
     assert short.hash == spelled.hash
 
 
-def test_a_swap_is_the_pair_permutation_drawn_and_traced_alike() -> None:
-    # `swapped` is the loop's short path for two tasks ready together.
-    short, spelled = Trace(keep=True), Trace(keep=True)
-    fast, slow = Entropy(5, short).stream("loop"), Entropy(5, spelled).stream("loop")
-    swaps = [fast.swapped("why") for _ in range(2_000)]
-    assert swaps == [slow.permutation(2, "why") == [1, 0] for _ in range(2_000)]
-    assert 900 < sum(swaps) < 1_100
-    assert short.events == spelled.events and short.hash == spelled.hash
+def _pool_words(seed: int, pools: int) -> list[list[int]]:
+    """The 32-bit keys of a loop stream's first `pools` pools, worked out by hand."""
+    from array import array
+
+    from seedbed._core.entropy import POOL_KEYS
+
+    twin = Entropy(seed, Trace()).stream("loop")
+    words = []
+    for _ in range(pools):
+        keys = array("I", twin._bits(32 * POOL_KEYS).to_bytes(4 * POOL_KEYS, "little"))
+        if sys.byteorder == "big":
+            keys.byteswap()
+        words.append(list(keys))
+    return words
 
 
-def test_a_swap_of_tied_keys_keeps_index_order() -> None:
+def test_an_order_sorts_consecutive_pool_keys_and_a_pool_is_one_traced_draw() -> None:
+    from seedbed._core.entropy import POOL_KEYS
+
+    trace = Trace(keep=True)
+    s = Entropy(9, trace).stream("loop")
+    sizes = [2, 3, 16, 5, 2, 7] * 20  # 1,400 keys: past five pools, leftovers unused
+    orders = [s.order(n, "why") for n in sizes]
+    pools, pool, at, expected = _pool_words(9, 6), -1, POOL_KEYS, []
+    for n in sizes:
+        if at + n > POOL_KEYS:
+            pool, at = pool + 1, 0
+        keys = pools[pool][at : at + n]
+        expected.append(sorted(range(n), key=keys.__getitem__))
+        at += n
+    assert orders == expected
+    first_words = [words[0] | words[1] << 32 for words in pools[: pool + 1]]
+    assert trace.events == [("draw", "loop", "why", word) for word in first_words]
+
+
+def test_orders_are_uniform_and_a_swap_is_the_order_of_two() -> None:
+    s = stream("loop")
+    counts = Counter(tuple(s.order(3, "why")) for _ in range(6_000))
+    assert len(counts) == 6 and all(900 < count < 1_100 for count in counts.values())
+    short, spelled = Trace(), Trace()
+    fast, slow = stream("loop", trace=short), stream("loop", trace=spelled)
+    swaps = [fast.swapped("why") for _ in range(1_000)]
+    assert swaps == [slow.order(2, "why") == [1, 0] for _ in range(1_000)]
+    assert 400 < sum(swaps) < 600 and short.hash == spelled.hash
+
+
+def test_an_order_of_tied_keys_keeps_index_order() -> None:
     tied = stream()
-    tied._bits = lambda k: 7 | 7 << 32
+    tied._bits = lambda k: int.from_bytes(b"\x07\x00\x00\x00" * (k // 32), "little")
+    assert tied.order(4, "why") == [0, 1, 2, 3]
     assert tied.swapped("why") is False
 
 

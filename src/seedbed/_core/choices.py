@@ -255,6 +255,14 @@ class RecordingStream(Stream):
         self._session.log(self.name, reason, hex(value))
         return value
 
+    def order(self, n: int, reason: str) -> list[int]:
+        """The plain stream's pooled order (recording changes nothing a run
+        draws), recorded as a choice of its own, as `permutation` is."""
+        order = self._pooled_order(n, reason)
+        if n >= 2:
+            self._session.log(self.name, reason, ",".join(map(str, order)))
+        return order
+
 
 def _as_int(value: Value) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -37,6 +37,11 @@ from seedbed._core.trace import Trace, word_of
 from seedbed._core.validate import check_seed
 
 _BIG_ENDIAN = sys.byteorder == "big"
+
+# `Stream.order`'s pool: keys drawn at once, and the part of their bits the trace folds.
+POOL_KEYS = 256
+_FIRST_WORDS = (1 << 64) - 1
+_NO_KEYS = array("I")
 if array("I").itemsize != 4:  # pragma: no cover - no such CPython platform known
     raise ImportError("seedbed's entropy needs 4-byte array('I') items")
 
@@ -70,7 +75,9 @@ class Stream:
     a hundred draws (issue 30). The seed, and so every value, is the same.
     """
 
-    __slots__ = ("_bits", "_name_word", "_plain", "_root", "_seed", "_trace", "name")
+    __slots__ = (
+        "_bits", "_keys", "_keys_at", "_name_word", "_plain", "_root", "_seed", "_trace", "name",
+    )  # fmt: skip
 
     def __init__(self, name: str, seed: int | None, trace: Trace, root: int = 0) -> None:
         """`seed` None: derived from `root` and `name` at the first draw."""
@@ -83,9 +90,11 @@ class Stream:
         # hot path is a slot read and a C call, as before (a `__getattr__` hook
         # would slow every attribute read of the class).
         self._bits: Callable[[int], int] = _Unseeded(self)
-        # This class's own draws, not a subclass's that records or replays them:
-        # `swapped` may then take its short path.
+        # This class's own draws, not a subclass's that replays them: `order` and
+        # `swapped` may then take their keys from the pool.
         self._plain = type(self) is Stream
+        self._keys = _NO_KEYS  # the pool `order` sorts by (see there), drawn when used
+        self._keys_at = POOL_KEYS  # the next unused key: none yet
 
     def _note(self, reason: str, value: int | float | str) -> None:
         self._trace.draw(self._name_word, self.name, reason, value)
@@ -188,20 +197,61 @@ class Stream:
         self._note(reason, _order_text(order))
         return order
 
-    def swapped(self, reason: str) -> bool:
-        """Whether `permutation(2, reason)` is [1, 0]: the same draw, value and trace.
+    def order(self, n: int, reason: str) -> list[int]:
+        """A uniform order of range(n), its keys from the stream's pool: for draws
+        made so often that tracing each one costs more than making it.
 
-        Two tasks ready together are the batch task-order exploration draws
-        most; this is that draw without the three calls (`permutation`,
-        `_pair`, `_note`) it otherwise goes through. A stream that records or
-        replays its draws (a subclass) takes the long way, which it overrides.
+        Like `permutation`, the indices sorted by 32-bit keys (ties keep index
+        order), but the keys come from a pool of `POOL_KEYS` drawn at once and
+        folded into the trace as one draw, labelled `reason`, whose value is
+        the pool's first 64 bits: a run's orders are its seed's pool and its
+        batches' sizes. Task-order exploration draws an order for most batches
+        of ready tasks, and a fold (64-bit multiplies on Python integers) cost
+        more than the order itself (issue 50). A stream that replays choices
+        (a subclass) draws its `permutation` instead, and one that records them
+        records each order as a choice of its own.
         """
         if not self._plain:
-            return self.permutation(2, reason)[0] == 1
-        bits = self._bits(64)
-        swap = bits & 0xFFFF_FFFF > bits >> 32  # `_pair`'s keys: equal keys keep index order
-        self._trace.draw(self._name_word, self.name, reason, "1,0" if swap else "0,1")
-        return swap
+            return self.permutation(n, reason)
+        return self._pooled_order(n, reason)
+
+    def swapped(self, reason: str) -> bool:
+        """Whether `order(2, reason)` is [1, 0]: two tasks ready together, the
+        order exploration draws most, without building the list."""
+        if not self._plain:
+            return self.order(2, reason)[0] == 1
+        keys, at = self._keys, self._keys_at
+        if at + 2 > POOL_KEYS:
+            keys, at = self._draw_keys(reason), 0
+        self._keys_at = at + 2
+        return keys[at] > keys[at + 1]  # equal keys keep index order
+
+    def _pooled_order(self, n: int, reason: str) -> list[int]:
+        if n < 2:
+            return list(range(n))
+        if n > POOL_KEYS:
+            raise ValueError(f"order() of at most {POOL_KEYS} items, got {n} ({reason})")
+        keys, at = self._keys, self._keys_at
+        if at + n > POOL_KEYS:
+            keys, at = self._draw_keys(reason), 0
+        self._keys_at = at + n
+        if n == 2:
+            return [1, 0] if keys[at] > keys[at + 1] else [0, 1]
+        order = sorted(range(n), key=keys[at : at + n].__getitem__)
+        if len(order) != n:
+            broken("an order keeps every index", n=n, order=order)
+        return order
+
+    def _draw_keys(self, reason: str) -> array[int]:
+        """A fresh pool of keys (what was left of the last is not used: an order's
+        keys are consecutive), folded into the trace as one draw."""
+        bits = self._bits(32 * POOL_KEYS)
+        keys = array("I", bits.to_bytes(4 * POOL_KEYS, "little"))
+        if _BIG_ENDIAN:  # the same keys on every machine
+            keys.byteswap()
+        self._trace.draw(self._name_word, self.name, reason, bits & _FIRST_WORDS)
+        self._keys = keys
+        return keys
 
     def _pair(self, reason: str) -> list[int]:
         """`permutation(2, reason)`, worked out from the keys' bits: key 0 is the low

@@ -46,9 +46,9 @@ causes and left as it is (`PAIR`), and a pair from two causes is drawn by
 `reorder_pair` without one; a scanned batch from one cause stops at its
 causes, and one of up to 16 handles is scanned in a single pass
 (`_reorder_small`). In both worlds the scan cost more per step than all the
-rest of exploration. What is left is mostly the draw itself: folding it into
-the trace hash (64-bit multiplies on Python integers) costs more than
-drawing it.
+rest of exploration. The orders' keys come from `Stream.order`'s pool, drawn
+and folded into the trace hash 256 keys at a time: a fold per order (64-bit
+multiplies on Python integers) cost more than the order (issue 50).
 
 So the relaxed promise is exactly "tasks that different callbacks made
 ready together resume in the order their wakeups were scheduled". A real
@@ -261,7 +261,7 @@ def reorder_lone_steps(queue: deque[Any], sched: Stream) -> None:
     """
     count = len(queue)
     if count == PAIR:  # the most common: two tasks yielding together, maybe swapped
-        if sched.swapped(_ORDER):  # permutation(2) is [1, 0]
+        if sched.swapped(_ORDER):  # order(2) is [1, 0]
             queue.rotate()
         return
     if count > UNIFORM_MAX:
@@ -269,7 +269,7 @@ def reorder_lone_steps(queue: deque[Any], sched: Stream) -> None:
         return
     batch = list(queue)
     queue.clear()
-    queue.extend(map(batch.__getitem__, sched.permutation(count, _ORDER)))
+    queue.extend(map(batch.__getitem__, sched.order(count, _ORDER)))
 
 
 def reorder_pair(queue: deque[Any], sched: Stream) -> None:
@@ -290,7 +290,7 @@ def reorder_pair(queue: deque[Any], sched: Stream) -> None:
             kind = _learn_kind(type(callback))
         if kind == PLAIN or not isinstance(callback.__self__, _TASK):
             return
-    if sched.swapped(_ORDER):  # permutation(2) is [1, 0]
+    if sched.swapped(_ORDER):  # order(2) is [1, 0]
         queue[0], queue[1] = second, first
 
 
@@ -308,7 +308,7 @@ def _turn_in_place(queue: deque[Any], sched: Stream) -> None:
         queue.reverse()
     start = sched.below(count - UNIFORM_MAX + 1, _WINDOW)
     window = [queue[start + i] for i in range(UNIFORM_MAX)]
-    for offset, chosen in enumerate(sched.permutation(UNIFORM_MAX, _ORDER)):
+    for offset, chosen in enumerate(sched.order(UNIFORM_MAX, _ORDER)):
         queue[start + offset] = window[chosen]
 
 
@@ -387,7 +387,7 @@ def _reorder_small(queue: deque[Any], distinct_causes: int, sched: Stream) -> No
     if count < 2:
         return
     if count == len(batch):  # steps only: the causes counted are the slots' causes
-        drawn = sched.permutation(count, _ORDER)
+        drawn = sched.order(count, _ORDER)
         if distinct_causes != count:  # `_refill` with every slot a step, in one pass
             drawn = keep_cause_order(drawn, causes)
             if len(set(owners)) != count:  # a count; a step and a call of one task's method
@@ -424,7 +424,7 @@ def draw_order(count: int, sched: Stream) -> list[int]:
     keeps what finds races at a fixed cost per batch.
     """
     if count <= UNIFORM_MAX:
-        return sched.permutation(count, _ORDER)
+        return sched.order(count, _ORDER)
     return _large_order(count, sched)
 
 
@@ -445,7 +445,7 @@ def _large_order(count: int, sched: Stream) -> list[int]:
         order.reverse()
     start = sched.below(count - UNIFORM_MAX + 1, _WINDOW)
     window = order[start : start + UNIFORM_MAX]
-    drawn = sched.permutation(UNIFORM_MAX, _ORDER)
+    drawn = sched.order(UNIFORM_MAX, _ORDER)
     order[start : start + UNIFORM_MAX] = [window[i] for i in drawn]
     if len(order) != count:
         broken("a large batch's order places every step", count=count, placed=len(order))
