@@ -260,7 +260,7 @@ class RecordingStream(Stream):
         draws), recorded as a choice of its own, as `permutation` is."""
         order = self._pooled_order(n, reason)
         if n >= 2:
-            self._session.log(self.name, reason, ",".join(map(str, order)))
+            self._session.log(self.name, reason, entropy.order_text(order))
         return order
 
 

@@ -33,14 +33,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from seedbed._core.contract import broken, require
-from seedbed._core.trace import Trace, word_of
+from seedbed._core.trace import MASK, Trace, word_of
 from seedbed._core.validate import check_seed
 
 _BIG_ENDIAN = sys.byteorder == "big"
 
-# `Stream.order`'s pool: keys drawn at once, and the part of their bits the trace folds.
+# `Stream.order`'s pool: how many keys are drawn at once (the trace folds their first 64 bits).
 POOL_KEYS = 256
-_FIRST_WORDS = (1 << 64) - 1
 _NO_KEYS = array("I")
 if array("I").itemsize != 4:  # pragma: no cover - no such CPython platform known
     raise ImportError("seedbed's entropy needs 4-byte array('I') items")
@@ -179,22 +178,20 @@ class Stream:
         Each index draws a 32-bit key from one `getrandbits` call and the
         indices are sorted by key (ties, about one in 2**33 per pair, keep
         index order): C-level work where a Python Fisher-Yates loop cost a
-        few hundred instructions per index, and task-order exploration draws
-        one of these for every batch of ready tasks.
+        few hundred instructions per index. (Task-order exploration draws its
+        orders by `order`, from a pool of such keys.)
         """
         if n < 2:
             return list(range(n))
-        if n == 2:  # most batches that draw: the same two keys and order, no sort
+        if n == 2:  # the same two keys and order, no sort
             return self._pair(reason)
-        if n == 3:  # the next most: the same keys and order, by three comparisons
+        if n == 3:  # the same keys and order, by three comparisons
             return self._triple(reason)
-        keys = array("I", self._bits(32 * n).to_bytes(4 * n, "little"))
-        if _BIG_ENDIAN:  # the same keys on every machine
-            keys.byteswap()
+        keys = _keys_of(self._bits(32 * n), n)
         order = sorted(range(n), key=keys.__getitem__)
         if len(order) != n:
             broken("a permutation keeps every index", n=n, order=order)
-        self._note(reason, _order_text(order))
+        self._note(reason, order_text(order))
         return order
 
     def order(self, n: int, reason: str) -> list[int]:
@@ -246,10 +243,8 @@ class Stream:
         """A fresh pool of keys (what was left of the last is not used: an order's
         keys are consecutive), folded into the trace as one draw."""
         bits = self._bits(32 * POOL_KEYS)
-        keys = array("I", bits.to_bytes(4 * POOL_KEYS, "little"))
-        if _BIG_ENDIAN:  # the same keys on every machine
-            keys.byteswap()
-        self._trace.draw(self._name_word, self.name, reason, bits & _FIRST_WORDS)
+        keys = _keys_of(bits, POOL_KEYS)
+        self._trace.draw(self._name_word, self.name, reason, bits & MASK)
         self._keys = keys
         return keys
 
@@ -296,6 +291,15 @@ class Stream:
         return value
 
 
+def _keys_of(bits: int, n: int) -> array[int]:
+    """`n` 32-bit keys from `bits`, key i being bits 32i to 32i + 31, the same on
+    every machine: what `permutation` and `order` sort by."""
+    keys = array("I", bits.to_bytes(4 * n, "little"))
+    if _BIG_ENDIAN:
+        keys.byteswap()
+    return keys
+
+
 # An order's trace value ("2,0,1") by the order: batches of a few tasks repeat a
 # few orders, and the text cost a third of a small permutation. Bounded: orders
 # of many steps come in too many kinds to keep for a sweep worker's life.
@@ -303,7 +307,7 @@ _ORDER_TEXTS: dict[tuple[int, ...], str] = {}
 _KEPT_ORDERS = 20_000
 
 
-def _order_text(order: list[int]) -> str:
+def order_text(order: list[int]) -> str:
     """`",".join(map(str, order))`, kept for the orders seen most."""
     key = tuple(order)
     text = _ORDER_TEXTS.get(key)

@@ -117,9 +117,8 @@ class LaneRouter:
             at = self.pick_index(len(choosable), "which node runs next")
         else:
             at = self.pct.pick(choosable, _key_of)
+            self.pct.ran(choosable[at].key)
         lane = choosable[at]
-        if self.pct is not None and len(choosable) > 1:
-            self.pct.ran(lane.key)
         if choosable is not runnable:
             at = runnable.index(lane)  # lanes compare by identity
         if lane.key in self.paused:
