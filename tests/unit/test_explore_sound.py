@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import seedbed
 
@@ -220,10 +221,13 @@ def test_the_in_place_turn_draws_and_orders_as_the_index_order_does() -> None:
 async def _yield_spawn_and_wake() -> tuple[object, ...]:
     """Batches of lone steps (yielders) next to every way a batch stops being
     one: two tasks started by one step, plain callbacks, wakeups, a cancelled
-    handle, a timer, tasks one event wakes."""
+    handle, a timer, tasks one event wakes; and the batches the loop still
+    knows without a scan: wakeups each from its own cause with sleeps' timers
+    tied behind them (on the 1 ms clock), several tasks woken by one step."""
     loop = asyncio.get_running_loop()
     log: list[object] = []
     event = asyncio.Event()
+    bells = [asyncio.Event() for _ in range(5)]
 
     async def yielder(number: int, rounds: int) -> None:
         for round_ in range(rounds):
@@ -236,39 +240,61 @@ async def _yield_spawn_and_wake() -> tuple[object, ...]:
                 loop.call_soon(log.append, "never").cancel()
             if round_ == 4 and number % 9 == 0:
                 await asyncio.sleep(0.002)
+            if round_ == 5 and number % 3 == 0:  # sleeps that tie on the 1 ms clock
+                await asyncio.sleep(0.0004)
+            if round_ == 6 and number < len(bells):  # one step wakes three listeners
+                bells[number].set()
 
     async def waiter(number: int) -> None:
         await event.wait()
         log.append(("woken", number))
 
+    async def listener(number: int) -> None:
+        await bells[number % len(bells)].wait()
+        log.append(("rung", number))
+
+    async def spinner() -> None:  # ready while the sleeps' timers come due
+        while not event.is_set():
+            await asyncio.sleep(0)
+
     waiters = [asyncio.create_task(waiter(number)) for number in range(6)]
+    listeners = [asyncio.create_task(listener(number)) for number in range(15)]
+    spinners = [asyncio.create_task(spinner()) for _ in range(2)]
     await asyncio.gather(*(yielder(number, 8) for number in range(30)))
     event.set()
-    await asyncio.gather(*waiters)
+    await asyncio.gather(*waiters, *listeners, *spinners)
     return tuple(log)
 
 
-def test_the_scan_free_path_orders_as_the_scan_does(monkeypatch: object) -> None:
-    # A queue the loop knows (from its counts) holds lone task steps only is
-    # reordered without looking at the handles; with that knowledge taken
-    # away (no step type to count by) every batch is scanned. Both must draw
-    # and order alike, or trace hashes would depend on which path ran.
+def test_the_scan_free_paths_order_as_the_scan_does(monkeypatch: object) -> None:
+    # A queue the loop knows (from its counts) holds task steps and wakeups
+    # only, maybe with sleeps' timers behind them, is reordered without a
+    # scan: each from its own cause (`reorder_lone_steps`), or some queued
+    # by one callback (`reorder_task_runs`). With that knowledge taken away
+    # (no step or C method type to count by) every batch is scanned. Both
+    # must draw and order alike, or trace hashes would depend on which path ran.
     import pytest
 
     from seedbed.aio import loop as loop_module
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
-    taken = []
-    scan_free = loop_module.reorder_lone_steps
+    taken: list[str] = []
+    lone, runs = loop_module.reorder_lone_steps, loop_module.reorder_task_runs
 
-    def counted(*args: object) -> None:
-        taken.append(1)
-        scan_free(*args)  # type: ignore[arg-type]
+    def counted_lone(queue: Any, tasks: int, sched: Any) -> None:
+        taken.append("lone" if tasks == len(queue) else "lone, sleeps behind")
+        lone(queue, tasks, sched)
 
-    monkeypatch.setattr(loop_module, "reorder_lone_steps", counted)
+    def counted_runs(queue: Any, tasks: int, causes: int, sched: Any) -> None:
+        taken.append("runs")
+        runs(queue, tasks, causes, sched)
+
+    monkeypatch.setattr(loop_module, "reorder_lone_steps", counted_lone)
+    monkeypatch.setattr(loop_module, "reorder_task_runs", counted_runs)
     fast = [seedbed.run(_yield_spawn_and_wake, seed=seed) for seed in range(12)]
-    assert taken, "no batch took the scan-free path"
+    assert set(taken) == {"lone", "lone, sleeps behind", "runs"}, "every scan-free path ran"
     monkeypatch.setattr(loop_module, "STEP_TYPE", None)
+    monkeypatch.setattr(loop_module, "C_METHOD", type("NoCallbackHasThisType", (), {}))
     taken.clear()
     scanned = [seedbed.run(_yield_spawn_and_wake, seed=seed) for seed in range(12)]
     assert not taken

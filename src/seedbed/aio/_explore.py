@@ -70,7 +70,7 @@ and two timers set within one tick for the same delay are due at the same
 instant, where the loop's seeded tie order ("order of timers due at one
 instant") decides which fires first (with task-order exploration on, a tie
 of `asyncio.sleep`s only is left in heap order: their wakeups' order is
-drawn in the next batch, see `only_sleeps`). Timers with different delays set in one
+drawn in the next batch, see `SLEEP_WAKER`). Timers with different delays set in one
 tick keep their order, as on a real coarse clock. On a nanosecond clock with
 a virtual CPU cost per callback, two sleeps started one after the other never
 tie; on Windows' monotonic clock (15.6 ms), Linux's coarse clock (4 ms) or an
@@ -87,6 +87,7 @@ callbacks that stay ready never hold it back for the rest of a tick.
 from __future__ import annotations
 
 import asyncio
+import types
 from collections import deque
 from itertools import islice, repeat
 from operator import attrgetter
@@ -101,7 +102,10 @@ if TYPE_CHECKING:
 
 # A tuple: inside a run interposition rebinds module globals that hold
 # `asyncio.Task` to its stand-in (`_taskclass`), whose type check is Python code.
-_TASK = (asyncio.Task,)
+_TASK = TASK_TYPES = (asyncio.Task,)
+# The type of a C method bound to its object: a C task's wakeup (`task_wakeup`)
+# is one, bound to the task (the loop counts those it queues, see LoopState).
+C_METHOD = types.BuiltinMethodType
 
 # Batches of up to this many task steps draw a uniform order; larger ones a
 # turn, a reversal and one uniformly ordered window (`_large_order`).
@@ -250,26 +254,56 @@ def reorder_task_steps(
         _replace_front(queue, n, batch)
 
 
-def reorder_lone_steps(queue: deque[Any], sched: Stream) -> None:
-    """Draw the order of a queue that holds task `__step`s only, each from its
-    own cause, as `reorder_task_steps` would, without looking at the handles.
+def reorder_lone_steps(queue: deque[Any], lone: int, sched: Stream) -> None:
+    """Draw the order of a queue whose first `lone` handles are task steps
+    or wakeups, each from its own cause, and whose rest are the plain
+    callbacks of `asyncio.sleep` timers, as `reorder_task_steps` would,
+    without looking at the handles.
 
-    The loop knows this from its counts (`LoopState.lone_cause`); the scan
-    that would learn it costs more per step than the rest of the draw. The
-    draws and the order are `reorder_task_steps`'s for such a batch
-    (`test_explore_sound` runs both).
+    The loop knows this from its counts (`LoopState.lone`); the scan that
+    would learn it costs more per step than the rest of the draw. The draws
+    and the order are `reorder_task_steps`'s for such a batch: the plain
+    callbacks keep their slots, and the task callbacks take the drawn order as
+    it stands (`test_explore_sound` runs both).
     """
-    count = len(queue)
-    if count == PAIR:  # the most common: two tasks yielding together, maybe swapped
+    whole = lone == len(queue)
+    if lone == PAIR:  # the most common: two tasks yielding together, maybe swapped
         if sched.swapped(_ORDER):  # order(2) is [1, 0]
-            queue.rotate()
+            queue[0], queue[1] = queue[1], queue[0]
         return
-    if count > UNIFORM_MAX:
+    if lone < PAIR:
+        return  # one task callback among plain ones: nothing to order
+    if whole and lone > UNIFORM_MAX:
         _turn_in_place(queue, sched)
         return
-    batch = list(queue)
-    queue.clear()
-    queue.extend(map(batch.__getitem__, sched.order(count, _ORDER)))
+    batch = list(islice(queue, lone))
+    order = map(batch.__getitem__, draw_order(lone, sched))
+    if whole:
+        queue.clear()
+        queue.extend(order)
+    else:
+        _replace_front(queue, lone, list(order))
+
+
+def reorder_task_runs(queue: deque[Any], tasks: int, causes: int, sched: Stream) -> None:
+    """Draw the order of a queue whose first `tasks` handles are task steps or
+    wakeups from `causes` callbacks, some of which queued several, and whose
+    rest are the plain callbacks of `asyncio.sleep` timers, as
+    `reorder_task_steps` would, looking only at the task callbacks' causes and
+    tasks (the loop knows the rest from its counts, `LoopState`).
+
+    The draws and the order are the scan's (`test_explore_sound` runs both):
+    the plain callbacks keep their slots, each cause's callbacks keep their
+    queue order, and a task's own callbacks theirs.
+    """
+    if causes < PAIR:
+        broken("task callbacks of one cause have one order: nothing to draw", causes=causes)
+    prefix = list(islice(queue, tasks))
+    order = keep_cause_order(draw_order(tasks, sched), [handle.cause for handle in prefix])
+    owners = [handle._callback.__self__ for handle in prefix]
+    if len(set(owners)) != tasks:  # a count; a step and a call of one task's method
+        prefix = _each_task_in_order(prefix, owners, order)
+    _replace_front(queue, tasks, [prefix[chosen] for chosen in order])
 
 
 def reorder_pair(queue: deque[Any], sched: Stream) -> None:
@@ -460,10 +494,13 @@ def _refill(
     drawn = draw_order(len(slots), sched) if pct is None else pct.order(owners)
     if pct is not None:
         require(sorted(drawn) == list(range(len(slots))), "a PCT order places every step")
-    order = drawn if distinct_causes == len(slots) else keep_cause_order(drawn, causes)
     steps = [batch[index] for index in slots]
-    if len(set(owners)) != len(owners):  # a count; a step and a call of one task's method
-        steps = _each_task_in_order(steps, owners, order)
+    if distinct_causes == len(slots):
+        order = drawn  # each from its own cause: as it stands (see `_reorder_all`)
+    else:
+        order = keep_cause_order(drawn, causes)
+        if len(set(owners)) != len(owners):  # a count; a step and a call of one task's method
+            steps = _each_task_in_order(steps, owners, order)
     for slot, chosen in zip(slots, order, strict=True):
         batch[slot] = steps[chosen]
         if pct is not None:
@@ -503,23 +540,17 @@ def keep_cause_order(drawn: list[int], causes: list[int]) -> list[int]:
     return order
 
 
-_SLEEP_WAKER = asyncio.futures._set_result_unless_cancelled  # type: ignore[attr-defined]
-
-
-def only_sleeps(due: list[tuple[int, int, SimTimerHandle]]) -> bool:
-    """Whether every timer of a tie is an `asyncio.sleep`'s.
-
-    Such a timer only completes the future its sleeping task awaits, which
-    queues that task's wakeup: the tie's order shows only as the order of
-    those wakeups, one each from its own cause, and with task-order
-    exploration on the next batch draws exactly that order. So the loop does
-    not draw the tie first: the same orders can come, for one draw instead
-    of two (issue 50: these ties were a tenth of the cost of a program
-    sleeping on a coarse clock). A tie with any other timer (a program's
-    `call_later` callback, `asyncio.timeout`) is drawn, as without
-    exploration: a plain callback keeps its slot when a batch is reordered.
-    """
-    return all(entry[2]._callback is _SLEEP_WAKER for entry in due)
+# The callback of an `asyncio.sleep`'s timer. A tie of such timers only:
+# each completes the future its sleeping task awaits, which queues that
+# task's wakeup, so the tie's order shows only as the order of those wakeups,
+# one each from its own cause, and with task-order exploration on the next
+# batch draws exactly that order. So the loop does not draw the tie first
+# (it counts them as it collects a tie): the same orders can come, for one
+# draw instead of two (issue 50: these ties were a tenth of the cost of a
+# program sleeping on a coarse clock). A tie with any other timer (a
+# program's `call_later` callback, `asyncio.timeout`) is drawn, as without
+# exploration: a plain callback keeps its slot when a batch is reordered.
+SLEEP_WAKER = asyncio.futures._set_result_unless_cancelled  # type: ignore[attr-defined]
 
 
 def tick_ns(resolution: float) -> int:

@@ -166,9 +166,9 @@ class LoopState:
         "halt",
         "in_context",
         "lane_var",
+        "last_lone",
         "last_sleep_step",
-        "lone_base",
-        "lone_cause",
+        "lone",
         "looked_until",
         "parked",
         "paused",
@@ -179,9 +179,12 @@ class LoopState:
         "router",
         "running",
         "sched",
+        "shared",
+        "sleep_tail",
         "step_limit",
         "steps",
         "stopping",
+        "tail_at",
         "tasks",
         "thread",
         "thread_ready",
@@ -208,16 +211,20 @@ class LoopState:
         self.ready: deque[SimHandle | SimTimerHandle] = deque()
         # Callbacks `call_soon` queued with a context (every task step has
         # one) since a batch was last looked at for task-order exploration.
-        # Lone steps: task `__step`s queued by the steps `lone_base` + 1, + 2,
-        # ... in turn, one each (`lone_cause`: the last one's cause), so their
-        # causes are all distinct and they number `lone_cause - lone_base`;
-        # `in_context` counts the others. `looked_until` is the step count
-        # when the batch last looked at ran out (-1 after a callback left the
-        # queue without running): while the count still says so, nothing has
-        # left the queue since, and a queue as long as the lone steps holds
-        # exactly those (see _drive_with).
-        self.in_context = 0
-        self.lone_base = self.lone_cause = -1
+        # A task's `__step`s and wakeups: `lone` the first of their cause
+        # (`last_lone`: the last one's cause; causes only grow), `shared` the
+        # others; `in_context` counts the rest (a future's plain callbacks).
+        # `sleep_tail` timers of `asyncio.sleep`s only (plain callbacks)
+        # joined the queue's end when the step count was `tail_at`.
+        # `looked_until` is the step count when the batch last looked at ran
+        # out (-1 after a callback left the queue without running): while the
+        # count still says so, nothing has left the queue since, and a queue as
+        # long as the task callbacks and the tail holds exactly those, in the
+        # order they were queued (see _drive_with).
+        self.in_context = self.lone = self.shared = 0
+        self.last_lone = -1
+        self.sleep_tail = 0
+        self.tail_at = -1
         self.looked_until = -1
         self.timers: list[tuple[int, int, SimTimerHandle]] = []
         self.cancelled_timers = 0

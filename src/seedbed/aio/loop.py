@@ -62,11 +62,14 @@ from seedbed.aio._diagnose import budget_error, deadlock_error
 from seedbed.aio._digest import unseed_draw
 from seedbed.aio._driver import WorldDriver
 from seedbed.aio._explore import (
+    C_METHOD,
     PAIR,
+    SLEEP_WAKER,
     STEP_TYPE,
-    only_sleeps,
+    TASK_TYPES,
     reorder_lone_steps,
     reorder_pair,
+    reorder_task_runs,
     reorder_task_steps,
     tick_ns,
 )
@@ -441,14 +444,23 @@ class SeedbedLoop(TaskWatch):
                 # fewer than two such callbacks queued since the last batch
                 # that looked means no two steps to order. A lane's batch
                 # does not know the world's count.
-                lone = st.lone_cause - st.lone_base
-                looked = explore and n > 1 and (st.in_context + lone > 1 or router is not None)
+                tasks = st.lone + st.shared
+                looked = explore and n > 1 and (st.in_context + tasks > 1 or router is not None)
                 if looked:
                     # Nothing left the queue since the last batch looked at ran
                     # out, so it holds what was queued since; if that was only
-                    # lone steps, the scan would find just that (see LoopState).
-                    if lone == n and st.steps == st.looked_until and router is None and pct is None:
-                        reorder_lone_steps(queue, st.sched)
+                    # task callbacks (and sleeps' timers after them), the scan
+                    # would find just that (see LoopState).
+                    if (
+                        st.steps == st.looked_until
+                        and (tasks == n or (st.tail_at == st.steps and tasks + st.sleep_tail == n))
+                        and router is None
+                        and pct is None
+                    ):
+                        if not st.shared:
+                            reorder_lone_steps(queue, tasks, st.sched)
+                        elif st.lone > 1:  # (from one cause: one order, nothing drawn)
+                            reorder_task_runs(queue, tasks, st.lone, st.sched)
                     elif n == PAIR and pct is None:  # the most common batch that draws
                         if queue[0].cause != queue[1].cause:  # (one cause: see PAIR)
                             reorder_pair(queue, st.sched)
@@ -460,8 +472,7 @@ class SeedbedLoop(TaskWatch):
                         pass  # one callback queued all three (a step and what it woke): one order
                     else:
                         reorder_task_steps(queue, n, st.sched, pct)
-                    st.in_context = 0
-                    st.lone_base = st.lone_cause = st.steps
+                    st.in_context = st.lone = st.shared = 0
                 start = st.cost_position
                 end = start + n
                 if end <= st.cost_fence:  # no cost refill due and no step budget near
@@ -638,7 +649,7 @@ class SeedbedLoop(TaskWatch):
     def _collect_due_timers(self) -> None:
         """Move the earliest due deadline's timers to the ready queue, ties in
         seeded order (a tie of sleeps only under task-order exploration: in
-        heap order, as the wakeups they queue are drawn, see `only_sleeps`).
+        heap order, as the wakeups they queue are drawn, see `_explore.SLEEP_WAKER`).
 
         Timers due at a later deadline wait for the next iteration: the tasks
         they wake then resume after those the earlier ones woke, as on every
@@ -646,32 +657,38 @@ class SeedbedLoop(TaskWatch):
         exploration (`_explore`) never reorders wakeups that time ordered.
         """
         st = self._st
-        timers, now = st.timers, st.clock.now
-        due: list[tuple[int, int, SimTimerHandle]] = []
-        while timers and timers[0][0] <= now and (not due or timers[0][0] == due[0][0]):
-            entry = heappop(timers)
-            handle = entry[2]
+        timers = st.timers
+        due: list[SimTimerHandle] = []
+        sleeps = 0  # how many of them are `asyncio.sleep`s' (see `SLEEP_WAKER`)
+        deadline = last = st.clock.now  # until a live timer sets it: all that is due
+        while timers and timers[0][0] <= deadline:
+            when, _, handle = heappop(timers)
             if not handle._scheduled:
                 broken("a timer fires once", timer=handle)
-            if entry[0] != handle.when_ns:
-                broken("a timer's heap entry holds its deadline", entry=entry[0], timer=handle)
-            if due and entry[0] < due[-1][0]:
-                broken("timers leave the heap in deadline order", after=due[-1][0], got=entry[0])
+            if when != handle.when_ns:
+                broken("a timer's heap entry holds its deadline", entry=when, timer=handle)
+            if due and when < last:
+                broken("timers leave the heap in deadline order", after=last, got=when)
             handle._scheduled = False
             if handle._cancelled:
                 st.cancelled_timers -= 1
+                continue
+            if not due:
+                deadline = when  # the earliest live timer's deadline: its tie only
+            last = when
+            due.append(handle)
+            if handle._callback is SLEEP_WAKER:
+                sleeps += 1
+        if due and timers and timers[0][0] < deadline:
+            broken("timers leave the heap in deadline order", after=deadline, got=timers[0][0])
+        if len(due) > 1:
+            if st.config.explore_tasks and sleeps == len(due):  # sleeps only
+                st.sleep_tail, st.tail_at = len(due), st.steps  # plain callbacks, at the end
             else:
-                due.append(entry)
-        if due and timers and timers[0][0] < due[0][0]:
-            broken("timers leave the heap in deadline order", after=due[0][0], got=timers[0][0])
-        if len(due) > 1 and not (st.config.explore_tasks and only_sleeps(due)):
-            if due[-1][0] != due[0][0]:
-                broken("one iteration takes one deadline's timers", first=due[0][0],
-                       last=due[-1][0])  # fmt: skip
-            order = st.sched.permutation(len(due), "order of timers due at one instant")
-            require(len(order) == len(due), "a tie order places every tied timer")
-            due = [due[i] for i in order]
-        st.ready.extend(entry[2] for entry in due)
+                order = st.sched.permutation(len(due), "order of timers due at one instant")
+                require(len(order) == len(due), "a tie order places every tied timer")
+                due = [due[i] for i in order]
+        st.ready.extend(due)
 
     def _sleep_until_next_timer(self) -> bool:
         """Nothing is ready: jump virtual time to the next live timer, if any."""
@@ -788,8 +805,15 @@ class SeedbedLoop(TaskWatch):
             cause = handle.cause = st.steps
             handle._context = context
             # Counted for the reorder's skip and its scan-free path (see LoopState).
-            if type(callback) is STEP_TYPE and cause - 1 == st.lone_cause:
-                st.lone_cause = cause  # a lone step: one more, no counter to bump
+            kind = type(callback)
+            if kind is STEP_TYPE or (
+                kind is C_METHOD and isinstance(callback.__self__, TASK_TYPES)  # type: ignore[attr-defined]
+            ):  # a task's step or wakeup (a C task's), as the scan would class it
+                if cause != st.last_lone:  # the first its cause queued
+                    st.last_lone = cause
+                    st.lone += 1
+                else:
+                    st.shared += 1
             else:
                 st.in_context += 1
         self._queue(handle)
