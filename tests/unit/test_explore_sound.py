@@ -259,7 +259,7 @@ async def _yield_spawn_and_wake() -> tuple[object, ...]:
 
     waiters = [asyncio.create_task(waiter(number)) for number in range(6)]
     listeners = [asyncio.create_task(listener(number)) for number in range(15)]
-    spinners = [asyncio.create_task(spinner()) for _ in range(2)]
+    spinners = [asyncio.create_task(spinner()) for _ in range(3)]
     await asyncio.gather(*(yielder(number, 8) for number in range(30)))
     event.set()
     await asyncio.gather(*waiters, *listeners, *spinners)

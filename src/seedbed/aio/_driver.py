@@ -99,6 +99,7 @@ class WorldDriver:
         """Interleave callbacks by the lane `lane_var` names, see `_lanes`."""
         require(not self._st.running, "lanes are enabled before the loop runs")
         self._st.lane_var = lane_var
+        self._st.counting = False  # lanes scan every batch: the counts go unread
 
     @property
     def lanes_enabled(self) -> bool:

@@ -186,7 +186,7 @@ def _find_step_type() -> type | None:
 STEP_TYPE = _find_step_type()
 
 
-_ORDER = "order of task steps ready together"
+_ORDER = STEP_ORDER = "order of task steps ready together"
 _TURN = "turn of a large batch of task steps ready together"
 _WINDOW = "window of a large batch of task steps"
 _callback_of = attrgetter("_callback")

@@ -161,6 +161,7 @@ class LoopState:
         "cost_position",
         "cost_span",
         "costs",
+        "counting",
         "entropy",
         "failure",
         "halt",
@@ -222,6 +223,7 @@ class LoopState:
         # long as the task callbacks and the tail holds exactly those, in the
         # order they were queued (see _drive_with).
         self.in_context = self.lone = self.shared = 0
+        self.counting = config.explore_tasks  # whether `call_soon` keeps them
         self.last_lone = -1
         self.sleep_tail = 0
         self.tail_at = -1

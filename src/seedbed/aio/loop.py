@@ -65,6 +65,7 @@ from seedbed.aio._explore import (
     C_METHOD,
     PAIR,
     SLEEP_WAKER,
+    STEP_ORDER,
     STEP_TYPE,
     TASK_TYPES,
     reorder_lone_steps,
@@ -444,23 +445,31 @@ class SeedbedLoop(TaskWatch):
                 # fewer than two such callbacks queued since the last batch
                 # that looked means no two steps to order. A lane's batch
                 # does not know the world's count.
-                tasks = st.lone + st.shared
-                looked = explore and n > 1 and (st.in_context + tasks > 1 or router is not None)
+                looked = (
+                    explore
+                    and n > 1
+                    and (router is not None or st.in_context + st.lone + st.shared > 1)
+                )
                 if looked:
                     # Nothing left the queue since the last batch looked at ran
                     # out, so it holds what was queued since; if that was only
                     # task callbacks (and sleeps' timers after them), the scan
                     # would find just that (see LoopState).
+                    tasks = st.lone + st.shared
                     if (
-                        st.steps == st.looked_until
-                        and (tasks == n or (st.tail_at == st.steps and tasks + st.sleep_tail == n))
-                        and router is None
+                        router is None
                         and pct is None
+                        and st.steps == st.looked_until
+                        and (tasks == n or (st.tail_at == st.steps and tasks + st.sleep_tail == n))
                     ):
-                        if not st.shared:
+                        if st.shared:
+                            if st.lone > 1:  # (from one cause: one order, nothing drawn)
+                                reorder_task_runs(queue, tasks, st.lone, st.sched)
+                        elif tasks == PAIR:  # the most common: `reorder_lone_steps`'s pair
+                            if st.sched.swapped(STEP_ORDER):
+                                queue[0], queue[1] = queue[1], queue[0]
+                        else:
                             reorder_lone_steps(queue, tasks, st.sched)
-                        elif st.lone > 1:  # (from one cause: one order, nothing drawn)
-                            reorder_task_runs(queue, tasks, st.lone, st.sched)
                     elif n == PAIR and pct is None:  # the most common batch that draws
                         if queue[0].cause != queue[1].cause:  # (one cause: see PAIR)
                             reorder_pair(queue, st.sched)
@@ -804,18 +813,20 @@ class SeedbedLoop(TaskWatch):
         else:  # a task's step or wakeup, or a future's done callback
             cause = handle.cause = st.steps
             handle._context = context
-            # Counted for the reorder's skip and its scan-free path (see LoopState).
-            kind = type(callback)
-            if kind is STEP_TYPE or (
-                kind is C_METHOD and isinstance(callback.__self__, TASK_TYPES)  # type: ignore[attr-defined]
-            ):  # a task's step or wakeup (a C task's), as the scan would class it
-                if cause != st.last_lone:  # the first its cause queued
-                    st.last_lone = cause
-                    st.lone += 1
+            # Counted for the reorder's skip and its scan-free path (see LoopState),
+            # unless nothing reads them: task order not explored, or lanes.
+            if st.counting:
+                kind = type(callback)
+                if kind is STEP_TYPE or (
+                    kind is C_METHOD and isinstance(callback.__self__, TASK_TYPES)  # type: ignore[attr-defined]
+                ):  # a task's step or wakeup (a C task's), as the scan would class it
+                    if cause != st.last_lone:  # the first its cause queued
+                        st.last_lone = cause
+                        st.lone += 1
+                    else:
+                        st.shared += 1
                 else:
-                    st.shared += 1
-            else:
-                st.in_context += 1
+                    st.in_context += 1
         self._queue(handle)
         return handle
 
@@ -927,13 +938,25 @@ class SeedbedLoop(TaskWatch):
             delay_ns = int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        now, tick = self._st.clock.now, self._tick
+        st = self._st
+        now, tick = st.clock.now, self._tick
         if delay_ns <= 0:  # due now: every loop runs it next iteration, whatever its clock
             return self._timer(now + delay_ns, callback, args, context)
         tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
         if not now <= tick_end < now + tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
-        return self._timer(tick_end + delay_ns, callback, args, context)
+        when = tick_end + delay_ns
+        handle = _new_handle(SimTimerHandle)  # `_timer`, inlined (every program sleep)
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else _copy_context()
+        handle._scheduled = True
+        handle._when = when / _NS
+        handle.when_ns = when
+        heappush(st.timers, (when, next(self._timer_numbers), handle))
+        return handle
 
     def _coarse_call_at(
         self,
