@@ -38,9 +38,14 @@ probability 1/2, any three in all six orders, at a fixed cost per batch where
 a uniform order cost a sort and a long trace value (+40% instructions per
 step on `bench/loop.py`'s sleep(0) workload). Which callbacks a batch holds
 is found by a scan of its handles, except where less already says: a queue
-of task `__step`s only, each from its own cause (tasks yielding together), is
-known from `call_soon`'s counts and reordered without one
-(`reorder_lone_steps`); a pair of handles from one cause (a task's done
+of a C task's steps and wakeups only, maybe with `asyncio.sleep` timers due
+together behind them, is known from `call_soon`'s counts (and the count of
+sleeps `_collect_due_timers` keeps) and reordered without one: each from its
+own cause (tasks yielding or sleeping together) by `reorder_lone_steps`, or
+the loop itself for a pair; some queued by one callback (a step that woke
+several tasks) by `reorder_task_runs`, which looks only at their causes and
+tasks. A loop with lanes scans every batch, so `call_soon` keeps no counts
+there (`LoopState.counting`). A pair of handles from one cause (a task's done
 callbacks, as most batches of a networked world are) is known from its two
 causes and left as it is (`PAIR`), and a pair from two causes is drawn by
 `reorder_pair` without one; a scanned batch from one cause stops at its

@@ -938,25 +938,13 @@ class SeedbedLoop(TaskWatch):
             delay_ns = int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        st = self._st
-        now, tick = st.clock.now, self._tick
+        now, tick = self._st.clock.now, self._tick
         if delay_ns <= 0:  # due now: every loop runs it next iteration, whatever its clock
             return self._timer(now + delay_ns, callback, args, context)
         tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
         if not now <= tick_end < now + tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
-        when = tick_end + delay_ns
-        handle = _new_handle(SimTimerHandle)  # `_timer`, inlined (every program sleep)
-        handle._callback = callback
-        handle._args = args
-        handle._cancelled = False
-        handle._loop = self
-        handle._context = context if context is not None else _copy_context()
-        handle._scheduled = True
-        handle._when = when / _NS
-        handle.when_ns = when
-        heappush(st.timers, (when, next(self._timer_numbers), handle))
-        return handle
+        return self._timer(tick_end + delay_ns, callback, args, context)
 
     def _coarse_call_at(
         self,
