@@ -666,28 +666,33 @@ class SeedbedLoop(TaskWatch):
         exploration (`_explore`) never reorders wakeups that time ordered.
         """
         st = self._st
-        timers = st.timers
+        timers, now = st.timers, st.clock.now
         due: list[SimTimerHandle] = []
         sleeps = 0  # how many of them are `asyncio.sleep`s' (see `SLEEP_WAKER`)
-        deadline = last = st.clock.now  # until a live timer sets it: all that is due
-        while timers and timers[0][0] <= deadline:
+        deadline = now
+        while timers and timers[0][0] <= deadline:  # cancelled ones, to the first live one
             when, _, handle = heappop(timers)
             if not handle._scheduled:
                 broken("a timer fires once", timer=handle)
-            if when != handle.when_ns:
-                broken("a timer's heap entry holds its deadline", entry=when, timer=handle)
-            if due and when < last:
-                broken("timers leave the heap in deadline order", after=last, got=when)
             handle._scheduled = False
             if handle._cancelled:
                 st.cancelled_timers -= 1
                 continue
-            if not due:
-                deadline = when  # the earliest live timer's deadline: its tie only
-            last = when
+            deadline = when  # the earliest live timer's: only its tie fires now
             due.append(handle)
-            if handle._callback is SLEEP_WAKER:
-                sleeps += 1
+            sleeps = 1 if handle._callback is SLEEP_WAKER else 0
+            break
+        while timers and timers[0][0] == deadline:  # the rest of its tie
+            handle = heappop(timers)[2]
+            if not handle._scheduled:
+                broken("a timer fires once", timer=handle)
+            handle._scheduled = False
+            if handle._cancelled:
+                st.cancelled_timers -= 1
+            else:
+                due.append(handle)
+                if handle._callback is SLEEP_WAKER:
+                    sleeps += 1
         if due and timers and timers[0][0] < deadline:
             broken("timers leave the heap in deadline order", after=deadline, got=timers[0][0])
         if len(due) > 1:
@@ -868,17 +873,7 @@ class SeedbedLoop(TaskWatch):
             when = self._st.clock.now + int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
-        handle._callback = callback
-        handle._args = args
-        handle._cancelled = False
-        handle._loop = self
-        handle._context = context if context is not None else _copy_context()
-        handle._scheduled = True
-        handle._when = when / _NS
-        handle.when_ns = when
-        heappush(self._st.timers, (when, next(self._timer_numbers), handle))
-        return handle
+        return self._timer(when, callback, args, context)
 
     def call_at_ns(
         self,
@@ -899,7 +894,8 @@ class SeedbedLoop(TaskWatch):
     ) -> SimTimerHandle:
         """A timer at `when_ns`, `args` as a tuple: the loop's own callers pass them on
         so, since `*args` and `context=` cost a tuple, a dict and their unpacking per
-        timer (`call_later` builds its handle inline too, for programs' timers)."""
+        timer (`_coarse_call_later` builds its handle inline too: programs' timers
+        on the default clock)."""
         handle = _new_handle(SimTimerHandle)  # as in call_soon: no __init__ frame
         handle._callback = callback
         handle._args = args
@@ -938,13 +934,25 @@ class SeedbedLoop(TaskWatch):
             delay_ns = int(delay * _NS)
         except (OverflowError, ValueError):
             return self._never(delay, callback, args, context)
-        now, tick = self._st.clock.now, self._tick
+        st = self._st
+        now, tick = st.clock.now, self._tick
         if delay_ns <= 0:  # due now: every loop runs it next iteration, whatever its clock
             return self._timer(now + delay_ns, callback, args, context)
         tick_end = -(-now // tick) * tick  # `round_up`, inlined: every program sleep comes here
         if not now <= tick_end < now + tick:
             broken("a coarse deadline is the first tick at or after it", when=now, tick=tick)
-        return self._timer(tick_end + delay_ns, callback, args, context)
+        when = tick_end + delay_ns
+        handle = _new_handle(SimTimerHandle)  # `_timer`, inlined: the default clock's timers
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._loop = self
+        handle._context = context if context is not None else _copy_context()
+        handle._scheduled = True
+        handle._when = when / _NS
+        handle.when_ns = when
+        heappush(st.timers, (when, next(self._timer_numbers), handle))
+        return handle
 
     def _coarse_call_at(
         self,
