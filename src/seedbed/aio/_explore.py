@@ -269,15 +269,13 @@ def reorder_lone_steps(queue: deque[Any], lone: int, sched: Stream) -> None:
     would learn it costs more per step than the rest of the draw. The draws
     and the order are `reorder_task_steps`'s for such a batch: the plain
     callbacks keep their slots, and the task callbacks take the drawn order as
-    it stands (`test_explore_sound` runs both).
+    it stands (`test_explore_sound` runs both). The most common such batch,
+    two tasks yielding together, the loop swaps itself (`Stream.swapped`,
+    the same draw as `order(2)`).
     """
-    whole = lone == len(queue)
-    if lone == PAIR:  # the most common: two tasks yielding together, maybe swapped
-        if sched.swapped(_ORDER):  # order(2) is [1, 0]
-            queue[0], queue[1] = queue[1], queue[0]
-        return
     if lone < PAIR:
-        return  # one task callback among plain ones: nothing to order
+        broken("lone task callbacks drawn here are two or more", lone=lone)
+    whole = lone == len(queue)
     if whole and lone > UNIFORM_MAX:
         _turn_in_place(queue, sched)
         return
