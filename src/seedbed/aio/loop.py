@@ -674,6 +674,8 @@ class SeedbedLoop(TaskWatch):
             when, _, handle = heappop(timers)
             if not handle._scheduled:
                 broken("a timer fires once", timer=handle)
+            if when != handle.when_ns:
+                broken("a timer's heap entry holds its deadline", entry=when, timer=handle)
             handle._scheduled = False
             if handle._cancelled:
                 st.cancelled_timers -= 1
@@ -686,6 +688,8 @@ class SeedbedLoop(TaskWatch):
             handle = heappop(timers)[2]
             if not handle._scheduled:
                 broken("a timer fires once", timer=handle)
+            if handle.when_ns != deadline:
+                broken("a timer's heap entry holds its deadline", entry=deadline, timer=handle)
             handle._scheduled = False
             if handle._cancelled:
                 st.cancelled_timers -= 1
