@@ -107,7 +107,7 @@ if TYPE_CHECKING:
 
 # A tuple: inside a run interposition rebinds module globals that hold
 # `asyncio.Task` to its stand-in (`_taskclass`), whose type check is Python code.
-_TASK = TASK_TYPES = (asyncio.Task,)
+TASK_TYPES = (asyncio.Task,)
 # The type of a C method bound to its object: a C task's wakeup (`task_wakeup`)
 # is one, bound to the task (the loop counts those it queues, see LoopState).
 C_METHOD = types.BuiltinMethodType
@@ -191,7 +191,7 @@ def _find_step_type() -> type | None:
 STEP_TYPE = _find_step_type()
 
 
-_ORDER = STEP_ORDER = "order of task steps ready together"
+STEP_ORDER = "order of task steps ready together"
 _TURN = "turn of a large batch of task steps ready together"
 _WINDOW = "window of a large batch of task steps"
 _callback_of = attrgetter("_callback")
@@ -206,7 +206,7 @@ def task_of(handle: Any) -> asyncio.Task[Any] | None:
     (`task_wakeup` or `Task.__wakeup`) are bound to the task.
     """
     owner = getattr(handle._callback, "__self__", None)
-    return owner if isinstance(owner, _TASK) else None
+    return owner if isinstance(owner, TASK_TYPES) else None
 
 
 def reorder_task_steps(
@@ -251,7 +251,7 @@ def reorder_task_steps(
     batch = source if isinstance(source, list) else list(source)  # islice made a fresh one
     if PLAIN not in kinds:
         owners = list(map(_self_of, callbacks))
-        if all(map(isinstance, owners, repeat(_TASK))):
+        if all(map(isinstance, owners, repeat(TASK_TYPES))):
             if _reorder_all(batch, owners, distinct_causes, sched, pct):
                 _replace_front(queue, n, batch)
             return
@@ -325,9 +325,9 @@ def reorder_pair(queue: deque[Any], sched: Stream) -> None:
         kind = _KINDS.get(type(callback))
         if kind is None:
             kind = _learn_kind(type(callback))
-        if kind == PLAIN or not isinstance(callback.__self__, _TASK):
+        if kind == PLAIN or not isinstance(callback.__self__, TASK_TYPES):
             return
-    if sched.swapped(_ORDER):  # order(2) is [1, 0]
+    if sched.swapped(STEP_ORDER):  # order(2) is [1, 0]
         queue[0], queue[1] = second, first
 
 
@@ -345,7 +345,7 @@ def _turn_in_place(queue: deque[Any], sched: Stream) -> None:
         queue.reverse()
     start = sched.below(count - UNIFORM_MAX + 1, _WINDOW)
     window = [queue[start + i] for i in range(UNIFORM_MAX)]
-    for offset, chosen in enumerate(sched.order(UNIFORM_MAX, _ORDER)):
+    for offset, chosen in enumerate(sched.order(UNIFORM_MAX, STEP_ORDER)):
         queue[start + offset] = window[chosen]
 
 
@@ -382,7 +382,7 @@ def _reorder_some(batch: list[Any], callbacks: list[Any], sched: Stream, pct: Pc
     for index, callback in enumerate(callbacks):
         if _KINDS[type(callback)]:  # every type here was learned above
             owner = callback.__self__
-            if isinstance(owner, _TASK):  # task_of, inlined
+            if isinstance(owner, TASK_TYPES):  # task_of, inlined
                 slots.append(index)
                 owners.append(owner)
                 causes.append(batch[index].cause)
@@ -416,7 +416,7 @@ def _reorder_small(queue: deque[Any], distinct_causes: int, sched: Stream) -> No
             kind = _learn_kind(type(callback))
         if kind:
             owner = callback.__self__
-            if isinstance(owner, _TASK):  # task_of, inlined
+            if isinstance(owner, TASK_TYPES):  # task_of, inlined
                 slots.append(index)
                 owners.append(owner)
                 causes.append(handle.cause)
@@ -424,7 +424,7 @@ def _reorder_small(queue: deque[Any], distinct_causes: int, sched: Stream) -> No
     if count < 2:
         return
     if count == len(batch):  # steps only: the causes counted are the slots' causes
-        drawn = sched.order(count, _ORDER)
+        drawn = sched.order(count, STEP_ORDER)
         if distinct_causes != count:  # `_refill` with every slot a step, in one pass
             drawn = keep_cause_order(drawn, causes)
             if len(set(owners)) != count:  # a count; a step and a call of one task's method
@@ -461,7 +461,7 @@ def draw_order(count: int, sched: Stream) -> list[int]:
     keeps what finds races at a fixed cost per batch.
     """
     if count <= UNIFORM_MAX:
-        return sched.order(count, _ORDER)
+        return sched.order(count, STEP_ORDER)
     return _large_order(count, sched)
 
 
@@ -482,7 +482,7 @@ def _large_order(count: int, sched: Stream) -> list[int]:
         order.reverse()
     start = sched.below(count - UNIFORM_MAX + 1, _WINDOW)
     window = order[start : start + UNIFORM_MAX]
-    drawn = sched.order(UNIFORM_MAX, _ORDER)
+    drawn = sched.order(UNIFORM_MAX, STEP_ORDER)
     order[start : start + UNIFORM_MAX] = [window[i] for i in drawn]
     if len(order) != count:
         broken("a large batch's order places every step", count=count, placed=len(order))

@@ -465,7 +465,7 @@ class SeedbedLoop(TaskWatch):
                         if st.shared:
                             if st.lone > 1:  # (from one cause: one order, nothing drawn)
                                 reorder_task_runs(queue, tasks, st.lone, st.sched)
-                        elif tasks == PAIR:  # the most common: `reorder_lone_steps`'s pair
+                        elif tasks == PAIR:  # the most common: maybe swapped, as order(2) draws
                             if st.sched.swapped(STEP_ORDER):
                                 queue[0], queue[1] = queue[1], queue[0]
                         else:
@@ -669,8 +669,8 @@ class SeedbedLoop(TaskWatch):
         timers, now = st.timers, st.clock.now
         due: list[SimTimerHandle] = []
         sleeps = 0  # how many of them are `asyncio.sleep`s' (see `SLEEP_WAKER`)
-        deadline = now
-        while timers and timers[0][0] <= deadline:  # cancelled ones, to the first live one
+        deadline = now  # until the first live timer: what is due; then its tie only
+        while timers and timers[0][0] <= deadline:
             when, _, handle = heappop(timers)
             if not handle._scheduled:
                 broken("a timer fires once", timer=handle)
@@ -680,23 +680,11 @@ class SeedbedLoop(TaskWatch):
             if handle._cancelled:
                 st.cancelled_timers -= 1
                 continue
-            deadline = when  # the earliest live timer's: only its tie fires now
+            if not due:
+                deadline = when
             due.append(handle)
-            sleeps = 1 if handle._callback is SLEEP_WAKER else 0
-            break
-        while timers and timers[0][0] == deadline:  # the rest of its tie
-            handle = heappop(timers)[2]
-            if not handle._scheduled:
-                broken("a timer fires once", timer=handle)
-            if handle.when_ns != deadline:
-                broken("a timer's heap entry holds its deadline", entry=deadline, timer=handle)
-            handle._scheduled = False
-            if handle._cancelled:
-                st.cancelled_timers -= 1
-            else:
-                due.append(handle)
-                if handle._callback is SLEEP_WAKER:
-                    sleeps += 1
+            if handle._callback is SLEEP_WAKER:
+                sleeps += 1
         if due and timers and timers[0][0] < deadline:
             broken("timers leave the heap in deadline order", after=deadline, got=timers[0][0])
         if len(due) > 1:
