@@ -8,7 +8,8 @@ per workload, each in a fresh interpreter, so drift in the machine's load
 hits all of them alike. Medians over `--rounds`.
 
 Loops: stock asyncio; seedbed with its defaults (task-order exploration and
-the 1 ms clock on) and with exploration off; optionally seedbed at another
+the 1 ms clock on), with task order off (the clock's cost alone) and with
+both off ("exploration off"); optionally seedbed at another
 checkout (`--against DIR`, e.g. a worktree of 7a76f9c, run from its `src`
 with this interpreter); and the peers from PyPI where they are installed
 (Python 3.12+): `seedloop` (its `DeterministicLoop`: FIFO, asyncio's own
@@ -48,9 +49,10 @@ from _callgrind import count_region, region
 
 SCRIPT = Path(__file__).resolve()
 SEED = 1
-LOOPS = ("asyncio", "seedbed", "seedbed-plain", "against", "seedloop", "detangle")
+LOOPS = ("asyncio", "seedbed", "seedbed-clock", "seedbed-plain", "against", "seedloop", "detangle")
 LABELS = {
     "seedbed": "seedbed",
+    "seedbed-clock": "seedbed, task order off",
     "seedbed-plain": "seedbed, exploration off",
     "against": "seedbed at --against",
     "seedloop": "seedloop (FIFO)",
@@ -67,6 +69,10 @@ def make_loop(name: str) -> asyncio.AbstractEventLoop:
         import seedbed
 
         return seedbed.new_event_loop(seed=SEED)
+    if name == "seedbed-clock":  # what the 1 ms clock costs alone
+        import seedbed
+
+        return seedbed.new_event_loop(seed=SEED, explore_tasks=False)
     if name == "seedbed-plain":
         import seedbed
 
