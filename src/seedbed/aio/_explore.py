@@ -302,10 +302,12 @@ def reorder_task_runs(queue: deque[Any], tasks: int, causes: int, sched: Stream)
     if causes < PAIR:
         broken("task callbacks of one cause have one order: nothing to draw", causes=causes)
     prefix = list(islice(queue, tasks))
-    order = keep_cause_order(draw_order(tasks, sched), [handle.cause for handle in prefix])
-    owners = [handle._callback.__self__ for handle in prefix]
-    if len(set(owners)) != tasks:  # a count; a step and a call of one task's method
-        prefix = _each_task_in_order(prefix, owners, order)
+    prefix, order = _in_cause_and_task_order(
+        prefix,
+        draw_order(tasks, sched),
+        [handle.cause for handle in prefix],
+        [handle._callback.__self__ for handle in prefix],
+    )
     _replace_front(queue, tasks, [prefix[chosen] for chosen in order])
 
 
@@ -426,9 +428,7 @@ def _reorder_small(queue: deque[Any], distinct_causes: int, sched: Stream) -> No
     if count == len(batch):  # steps only: the causes counted are the slots' causes
         drawn = sched.order(count, STEP_ORDER)
         if distinct_causes != count:  # `_refill` with every slot a step, in one pass
-            drawn = keep_cause_order(drawn, causes)
-            if len(set(owners)) != count:  # a count; a step and a call of one task's method
-                batch = _each_task_in_order(batch, owners, drawn)
+            batch, drawn = _in_cause_and_task_order(batch, drawn, causes, owners)
         queue.clear()
         queue.extend(map(batch.__getitem__, drawn))
         return
@@ -501,13 +501,24 @@ def _refill(
     if distinct_causes == len(slots):
         order = drawn  # each from its own cause: as it stands (see `_reorder_all`)
     else:
-        order = keep_cause_order(drawn, causes)
-        if len(set(owners)) != len(owners):  # a count; a step and a call of one task's method
-            steps = _each_task_in_order(steps, owners, order)
+        steps, order = _in_cause_and_task_order(steps, drawn, causes, owners)
     for slot, chosen in zip(slots, order, strict=True):
         batch[slot] = steps[chosen]
         if pct is not None:
             pct.ran(owners[chosen])
+
+
+def _in_cause_and_task_order(
+    steps: list[Any], drawn: list[int], causes: list[int], owners: list[Any]
+) -> tuple[list[Any], list[int]]:
+    """`drawn` with each cause's steps in their queue order (`keep_cause_order`),
+    and `steps` with each task's in theirs where a task has two: the rule of
+    every path that orders a batch some callback queued several of (the scan's
+    and `reorder_task_runs`), kept in one place so that they order alike."""
+    order = keep_cause_order(drawn, causes)
+    if len(set(owners)) != len(owners):  # a count; a step and a call of one task's method
+        steps = _each_task_in_order(steps, owners, order)
+    return steps, order
 
 
 def _each_task_in_order(
